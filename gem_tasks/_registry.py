@@ -1,0 +1,6 @@
+"""Inspect entry point (group ``inspect_ai``): everything registered as ``gem_tasks/<name>``."""
+
+# ruff: noqa: F401
+from gem_tasks.iclr import human_review, iclr
+from gem_tasks.mi_scorers import gem, gem_raw, gem_s, gem_s_assw
+from gem_tasks.model_api import smollm2

@@ -1,0 +1,74 @@
+"""Inspect model provider ``smollm2/embedded``: the embedded SmolLM2-135M-Instruct as a model
+under test, so the demo runs with no network and no API key."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from inspect_ai.model import (
+    ChatMessage,
+    GenerateConfig,
+    ModelAPI,
+    ModelOutput,
+    ModelUsage,
+    modelapi,
+)
+from inspect_ai.tool import ToolChoice, ToolInfo
+
+from scorers.backends import load_evaluation_lm
+from scorers.backends.base import GenerationSettings
+
+__all__ = ["EmbeddedSmolLM2"]
+
+DEFAULT_MAX_TOKENS = 1024
+
+
+class EmbeddedSmolLM2(ModelAPI):
+    """Generates with the embedded model through transformers (greedy unless a temperature is
+    set). Shares the loaded weights with the ``embedded`` evaluation LM."""
+
+    def __init__(
+        self,
+        model_name: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        config: GenerateConfig = GenerateConfig(),
+        **model_args: Any,
+    ) -> None:
+        super().__init__(model_name=model_name, base_url=base_url, api_key=api_key,
+                         api_key_vars=[], config=config)
+        if model_name not in ("embedded", "smollm2"):
+            raise ValueError(f"unknown embedded model {model_name!r}: use 'smollm2/embedded'")
+        self._lm = load_evaluation_lm("embedded")
+
+    def max_tokens(self) -> int | None:
+        return DEFAULT_MAX_TOKENS
+
+    async def generate(
+        self,
+        input: list[ChatMessage],
+        tools: list[ToolInfo],
+        tool_choice: ToolChoice,
+        config: GenerateConfig,
+    ) -> ModelOutput:
+        messages = [{"role": m.role, "content": m.text} for m in input if m.role != "tool"]
+        settings = GenerationSettings(
+            max_new_tokens=config.max_tokens or DEFAULT_MAX_TOKENS,
+            temperature=config.temperature or 0.0,
+            seed=config.seed or 0,
+        )
+        text = (await asyncio.to_thread(self._lm.generate, [messages], settings))[0]
+        tokenizer = self._lm.tokenizer
+        prompt = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        input_tokens = len(tokenizer(prompt, add_special_tokens=False)["input_ids"])
+        output_tokens = len(tokenizer(text, add_special_tokens=False)["input_ids"])
+        output = ModelOutput.from_content(model=self.model_name, content=text)
+        output.usage = ModelUsage(input_tokens=input_tokens, output_tokens=output_tokens,
+                                  total_tokens=input_tokens + output_tokens)
+        return output
+
+
+@modelapi(name="smollm2")
+def smollm2() -> type[ModelAPI]:
+    return EmbeddedSmolLM2

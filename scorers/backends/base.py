@@ -1,0 +1,88 @@
+"""The evaluation-LM protocol every backend implements (transformers, vLLM, ...)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = [
+    "ChatMessage",
+    "EvaluationLM",
+    "GenerationSettings",
+    "LogprobResult",
+    "ScoringRequest",
+]
+
+ChatMessage = dict[str, str]
+"""A chat message ``{"role": ..., "content": ...}``."""
+
+
+@dataclass(frozen=True)
+class ScoringRequest:
+    """Teacher-forced scoring of ``target_ids`` given ``context_ids`` (token ids of one sequence)."""
+
+    context_ids: tuple[int, ...]
+    target_ids: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        if not self.context_ids:
+            raise ValueError("a scoring request needs at least one context token")
+        if not self.target_ids:
+            raise ValueError("a scoring request needs at least one target token")
+
+    @property
+    def length(self) -> int:
+        return len(self.context_ids) + len(self.target_ids)
+
+
+@dataclass(frozen=True)
+class LogprobResult:
+    """Summed log-probability (nats) of a request's target tokens, and how many there were."""
+
+    total: float
+    n_tokens: int
+
+
+@dataclass(frozen=True)
+class GenerationSettings:
+    """Decoding settings of a generation; part of its cache key."""
+
+    max_new_tokens: int = 512
+    temperature: float = 0.0
+    repetition_penalty: float = 1.0
+    seed: int = 0
+    prefill: str = ""
+    """Text the assistant reply is forced to begin with; it is part of the returned reply."""
+
+    def key(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+
+@runtime_checkable
+class EvaluationLM(Protocol):
+    """A language model that scores targets and generates text.
+
+    ``identity`` names the model, its weights and its numeric precision: two backends with the
+    same identity must return the same log-probabilities up to the tolerance of that precision.
+    """
+
+    @property
+    def identity(self) -> str: ...
+
+    @property
+    def tokenizer(self) -> Any: ...
+
+    @property
+    def max_length(self) -> int | None: ...
+
+    def target_logprobs(self, requests: Sequence[ScoringRequest]) -> list[LogprobResult]:
+        """Summed log-probability of each request's target given its context, in request order."""
+        ...
+
+    def generate(
+        self, conversations: Sequence[Sequence[ChatMessage]], settings: GenerationSettings
+    ) -> list[str]:
+        """The assistant reply to each conversation, rendered with the model's chat template."""
+        ...

@@ -1,0 +1,88 @@
+"""The transformers backend against a naive reference computation."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from scorers.backends.base import GenerationSettings, ScoringRequest
+from scorers.backends.hf import HFEvaluationLM, token_budget_batches
+
+
+def naive_logprob(model, request: ScoringRequest) -> float:
+    """One full forward pass, full-vocabulary log-softmax, gather (the authors' notebook)."""
+    ids = torch.tensor([list(request.context_ids) + list(request.target_ids)])
+    with torch.no_grad():
+        logprobs = torch.log_softmax(model(ids).logits[0].double(), dim=-1)
+    start = len(request.context_ids)
+    return sum(
+        float(logprobs[p - 1, ids[0, p]]) for p in range(start, start + len(request.target_ids))
+    )
+
+
+def make_requests(n: int = 6) -> list[ScoringRequest]:
+    generator = torch.Generator().manual_seed(1)
+    requests = []
+    for i in range(n):
+        context = torch.randint(3, 49152, (5 + 7 * i,), generator=generator).tolist()
+        target = torch.randint(3, 49152, (3 + 4 * (n - i),), generator=generator).tolist()
+        requests.append(ScoringRequest(tuple(context), tuple(target)))
+    return requests
+
+
+def test_summed_logprob_matches_naive_reference(tiny_lm, tiny_model):
+    requests = make_requests()
+    results = tiny_lm.target_logprobs(requests)
+    for request, result in zip(requests, results):
+        assert result.n_tokens == len(request.target_ids)
+        assert result.total == pytest.approx(naive_logprob(tiny_model, request), abs=1e-4)
+
+
+def test_batched_equals_unbatched_and_padding_side_is_irrelevant(tiny_model, tokenizer):
+    requests = make_requests()
+    one_at_a_time = HFEvaluationLM(tiny_model, tokenizer, identity="t", max_batch_tokens=1)
+    batched_right = HFEvaluationLM(tiny_model, tokenizer, identity="t", max_batch_tokens=10**6)
+    batched_left = HFEvaluationLM(
+        tiny_model, tokenizer, identity="t", max_batch_tokens=10**6, padding_side="left"
+    )
+    chunked = HFEvaluationLM(tiny_model, tokenizer, identity="t", projection_chunk=5)
+    reference = [r.total for r in one_at_a_time.target_logprobs(requests)]
+    for backend in (batched_right, batched_left, chunked):
+        got = [r.total for r in backend.target_logprobs(requests)]
+        assert got == pytest.approx(reference, abs=1e-4)
+
+
+def test_results_come_back_in_request_order(tiny_lm):
+    requests = make_requests()
+    forward = tiny_lm.target_logprobs(requests)
+    backward = tiny_lm.target_logprobs(requests[::-1])
+    assert [r.total for r in backward] == pytest.approx([r.total for r in forward][::-1], abs=1e-5)
+
+
+def test_token_budget_batches_sorts_and_respects_budget():
+    lengths = [10, 3, 7, 3, 20]
+    batches = token_budget_batches(lengths, max_batch_tokens=14)
+    assert sorted(i for b in batches for i in b) == [0, 1, 2, 3, 4]
+    assert batches == [[1, 3], [2], [0], [4]]  # 3+3 fit (2x3=6), 7 with them would be 3x7=21
+    for batch in batches:
+        assert len(batch) == 1 or max(lengths[i] for i in batch) * len(batch) <= 14
+
+
+def test_scoring_request_rejects_empty_parts():
+    with pytest.raises(ValueError, match="context"):
+        ScoringRequest((), (1,))
+    with pytest.raises(ValueError, match="target"):
+        ScoringRequest((1,), ())
+
+
+def test_generate_prefill_is_part_of_the_reply(tiny_lm):
+    settings = GenerationSettings(max_new_tokens=4, prefill="The reviewer")
+    replies = tiny_lm.generate([[{"role": "user", "content": "Hello"}]] * 2, settings)
+    assert len(replies) == 2
+    assert all(r.startswith("The reviewer") for r in replies)
+    assert replies[0] == replies[1]  # greedy decoding is deterministic
+
+
+def test_unknown_dtype_is_refused(embedded_folder):
+    with pytest.raises(ValueError, match="dtype"):
+        HFEvaluationLM.from_pretrained(embedded_folder, dtype="float8")
