@@ -33,11 +33,11 @@ class EmbeddedSmolLM2(ModelAPI):
         model_name: str,
         base_url: str | None = None,
         api_key: str | None = None,
-        config: GenerateConfig = GenerateConfig(),
+        config: GenerateConfig | None = None,
         **model_args: Any,
     ) -> None:
         super().__init__(model_name=model_name, base_url=base_url, api_key=api_key,
-                         api_key_vars=[], config=config)
+                         api_key_vars=[], config=config or GenerateConfig())
         if model_name not in ("embedded", "smollm2"):
             raise ValueError(f"unknown embedded model {model_name!r}: use 'smollm2/embedded'")
         self._lm = load_evaluation_lm("embedded")

@@ -44,7 +44,7 @@ JUDGMENT_PREFIXES = (
 JUDGMENT_LINE_START = "The reviewer"
 
 PREPROCESS_SETTINGS = GenerationSettings(
-    max_new_tokens=384, temperature=0.0, repetition_penalty=1.1, prefill=JUDGMENT_LINE_START
+    max_new_tokens=256, temperature=0.0, repetition_penalty=1.1, prefill=JUDGMENT_LINE_START
 )
 ASSW_SETTINGS = GenerationSettings(max_new_tokens=512, temperature=0.0, repetition_penalty=1.1)
 

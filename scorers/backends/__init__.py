@@ -49,12 +49,17 @@ def parse_spec(spec: str) -> tuple[str, str]:
 
 
 def load_evaluation_lm(spec: str, **options: Any) -> EvaluationLM:
-    """The backend for ``spec``, loaded once per process for each (spec, options)."""
+    """The backend for ``spec``, loaded once per process for each (spec, options).
+
+    Calls from concurrent threads (samples scored at once) are merged into shared batches.
+    """
+    from scorers.batching import BatchingEvaluationLM
+
     kind, model = parse_spec(spec)
     key = (f"{kind}/{model}", tuple(sorted(options.items())))
     with _loading:
         if key not in _loaded:
-            _loaded[key] = _load(kind, model, options)
+            _loaded[key] = BatchingEvaluationLM(_load(kind, model, options))
         return _loaded[key]
 
 

@@ -1,0 +1,51 @@
+"""Packaging: the Inspect entry point, registry names, and the scorers/inspect_ai boundary."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from importlib.metadata import entry_points
+
+from conftest import REPO
+
+
+def test_entry_point_is_registered():
+    points = {p.name: p.value for p in entry_points(group="inspect_ai")}
+    assert points.get("gem_tasks") == "gem_tasks._registry"
+
+
+def test_registry_names_are_namespaced():
+    from inspect_ai._util.registry import registry_info
+
+    import gem_tasks._registry as registry
+
+    assert registry_info(registry.iclr).name == "gem_tasks/iclr"
+    for name in ("gem", "gem_raw", "gem_s", "gem_s_assw"):
+        assert registry_info(getattr(registry, name)).name == f"gem_tasks/{name}"
+
+
+def test_scorers_package_never_imports_inspect_ai():
+    for path in (REPO / "scorers").rglob("*.py"):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            assert not any(n.split(".")[0] == "inspect_ai" for n in names), f"{path}: {names}"
+    code = (
+        "import sys, pkgutil, importlib, scorers\n"
+        "for m in pkgutil.walk_packages(scorers.__path__, 'scorers.'):\n"
+        "    importlib.import_module(m.name)\n"
+        "assert 'inspect_ai' not in sys.modules, 'inspect_ai imported'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO)
+
+
+def test_prompts_ship_with_the_package():
+    import prompts
+
+    assert {"predict_system", "predict_user", "preprocess_system", "preprocess_user",
+            "review_system", "review_user", "assw_system", "assw_user"} <= set(prompts.available())
