@@ -71,7 +71,11 @@ def _role_model() -> Model | None:
 
 
 def _to_inspect(messages: Sequence[PlainMessage]) -> list[ChatMessage]:
-    kinds = {"system": ChatMessageSystem, "user": ChatMessageUser, "assistant": ChatMessageAssistant}
+    kinds = {
+        "system": ChatMessageSystem,
+        "user": ChatMessageUser,
+        "assistant": ChatMessageAssistant,
+    }
     return [kinds[m["role"]](content=m["content"]) for m in messages]
 
 
@@ -236,8 +240,12 @@ def _mi_scorer(
             return Score.unscored(
                 reason="scoring_failed", explanation=outcome.explanation, metadata=metadata
             )
-        return Score(value=outcome.value, answer=candidate, explanation=outcome.explanation,
-                      metadata=metadata)
+        return Score(
+            value=outcome.value,
+            answer=candidate,
+            explanation=outcome.explanation,
+            metadata=metadata,
+        )
 
     return score
 
@@ -255,8 +263,14 @@ def gem(
         dataset_summaries: use the judgment summaries stored in the dataset instead of
             preprocessing those reviews again.
     """
-    return _mi_scorer(metric="gem", preprocess=True, synopsis=None, scorer_lm=scorer_lm,
-                      cache_dir=cache_dir, dataset_summaries=dataset_summaries)
+    return _mi_scorer(
+        metric="gem",
+        preprocess=True,
+        synopsis=None,
+        scorer_lm=scorer_lm,
+        cache_dir=cache_dir,
+        dataset_summaries=dataset_summaries,
+    )
 
 
 @scorer(metrics=_METRICS)
@@ -267,8 +281,14 @@ def gem_raw(scorer_lm: str = "embedded", cache_dir: str | None = None) -> Scorer
         scorer_lm: evaluation-LM spec (``embedded``, ``hf/<model>``, ``vllm/<model>``).
         cache_dir: folder of the on-disk cache.
     """
-    return _mi_scorer(metric="gem_raw", preprocess=False, synopsis=None, scorer_lm=scorer_lm,
-                      cache_dir=cache_dir, dataset_summaries=False)
+    return _mi_scorer(
+        metric="gem_raw",
+        preprocess=False,
+        synopsis=None,
+        scorer_lm=scorer_lm,
+        cache_dir=cache_dir,
+        dataset_summaries=False,
+    )
 
 
 @scorer(metrics=_METRICS)
@@ -289,8 +309,14 @@ def gem_s(
     """
     if synopsis not in ("abstract", "assw"):
         raise ValueError(f"synopsis must be 'abstract' or 'assw', got {synopsis!r}")
-    return _mi_scorer(metric=f"gem_s_{synopsis}", preprocess=True, synopsis=synopsis,
-                      scorer_lm=scorer_lm, cache_dir=cache_dir, dataset_summaries=dataset_summaries)
+    return _mi_scorer(
+        metric=f"gem_s_{synopsis}",
+        preprocess=True,
+        synopsis=synopsis,
+        scorer_lm=scorer_lm,
+        cache_dir=cache_dir,
+        dataset_summaries=dataset_summaries,
+    )
 
 
 @scorer(metrics=_METRICS)
@@ -304,5 +330,11 @@ def gem_s_assw(
         cache_dir: folder of the on-disk cache.
         dataset_summaries: use the judgment summaries stored in the dataset.
     """
-    return _mi_scorer(metric="gem_s_assw", preprocess=True, synopsis="assw", scorer_lm=scorer_lm,
-                      cache_dir=cache_dir, dataset_summaries=dataset_summaries)
+    return _mi_scorer(
+        metric="gem_s_assw",
+        preprocess=True,
+        synopsis="assw",
+        scorer_lm=scorer_lm,
+        cache_dir=cache_dir,
+        dataset_summaries=dataset_summaries,
+    )

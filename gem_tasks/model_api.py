@@ -36,8 +36,13 @@ class EmbeddedSmolLM2(ModelAPI):
         config: GenerateConfig | None = None,
         **model_args: Any,
     ) -> None:
-        super().__init__(model_name=model_name, base_url=base_url, api_key=api_key,
-                         api_key_vars=[], config=config or GenerateConfig())
+        super().__init__(
+            model_name=model_name,
+            base_url=base_url,
+            api_key=api_key,
+            api_key_vars=[],
+            config=config or GenerateConfig(),
+        )
         if model_name not in ("embedded", "smollm2"):
             raise ValueError(f"unknown embedded model {model_name!r}: use 'smollm2/embedded'")
         self._lm = load_evaluation_lm("embedded")
@@ -64,8 +69,11 @@ class EmbeddedSmolLM2(ModelAPI):
         input_tokens = len(tokenizer(prompt, add_special_tokens=False)["input_ids"])
         output_tokens = len(tokenizer(text, add_special_tokens=False)["input_ids"])
         output = ModelOutput.from_content(model=self.model_name, content=text)
-        output.usage = ModelUsage(input_tokens=input_tokens, output_tokens=output_tokens,
-                                  total_tokens=input_tokens + output_tokens)
+        output.usage = ModelUsage(
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            total_tokens=input_tokens + output_tokens,
+        )
         return output
 
 

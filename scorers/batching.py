@@ -81,7 +81,9 @@ class BatchingEvaluationLM:
                     self._leader_active = False
                     return
                 first = self._queue[0]
-                group = [c for c in self._queue if (c.kind, c.settings) == (first.kind, first.settings)]
+                group = [
+                    c for c in self._queue if (c.kind, c.settings) == (first.kind, first.settings)
+                ]
                 self._queue = [c for c in self._queue if c not in group]
             items = [item for call in group for item in call.items]
             try:
@@ -90,7 +92,7 @@ class BatchingEvaluationLM:
                 else:
                     assert first.settings is not None
                     results = self.backend.generate(items, first.settings)
-            except BaseException as exc:  # every waiting caller gets the failure
+            except Exception as exc:  # every waiting caller gets the failure
                 for call in group:
                     call.future.set_exception(exc)
                 continue

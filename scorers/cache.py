@@ -32,7 +32,8 @@ from scorers.backends.base import (
 __all__ = ["CachedEvaluationLM", "ScoreCache", "default_cache_dir"]
 
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS logprobs (key TEXT PRIMARY KEY, total REAL, n_tokens INTEGER, checksum TEXT);
+CREATE TABLE IF NOT EXISTS logprobs
+    (key TEXT PRIMARY KEY, total REAL, n_tokens INTEGER, checksum TEXT);
 CREATE TABLE IF NOT EXISTS generations (key TEXT PRIMARY KEY, text TEXT, checksum TEXT);
 """
 
@@ -73,7 +74,9 @@ class ScoreCache:
             return connection
         except sqlite3.DatabaseError as exc:
             broken = self.path.with_suffix(self.path.suffix + ".corrupt")
-            warnings.warn(f"cache {self.path} is unreadable ({exc}); moved to {broken}", stacklevel=2)
+            warnings.warn(
+                f"cache {self.path} is unreadable ({exc}); moved to {broken}", stacklevel=2
+            )
             os.replace(self.path, broken)
             connection = sqlite3.connect(self.path, check_same_thread=False, timeout=60)
             connection.executescript(_SCHEMA)
@@ -120,8 +123,12 @@ class ScoreCache:
         with self._lock, self._connection:
             self._connection.execute(
                 "INSERT OR REPLACE INTO logprobs VALUES (?, ?, ?, ?)",
-                (key, float(result.total), int(result.n_tokens),
-                 self._logprob_checksum(result.total, result.n_tokens)),
+                (
+                    key,
+                    float(result.total),
+                    int(result.n_tokens),
+                    self._logprob_checksum(result.total, result.n_tokens),
+                ),
             )
 
     # -- generations --------------------------------------------------------------------------

@@ -58,7 +58,8 @@ def build_scoring_request(
     content_end = content_start + len(target)
     if full[content_start:content_end] != target:
         raise ChatRenderError(
-            "the chat template altered the assistant content (e.g. trimmed it); pass a stripped target"
+            "the chat template altered the assistant content (e.g. trimmed it); "
+            "pass a stripped target"
         )
     ids, offsets = _encode(tokenizer, full)
     start = next((i for i, (s, _) in enumerate(offsets) if s >= content_start), None)

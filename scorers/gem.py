@@ -38,7 +38,10 @@ def prediction_messages(*, synopsis: str, judgments: str) -> list[ChatMessage]:
     """System and user turns of the App. C.2 prediction prompt."""
     return [
         {"role": "system", "content": prompts.render("predict_system")},
-        {"role": "user", "content": prompts.render("predict_user", synopsis=synopsis, judgments=judgments)},
+        {
+            "role": "user",
+            "content": prompts.render("predict_user", synopsis=synopsis, judgments=judgments),
+        },
     ]
 
 
@@ -217,8 +220,16 @@ def score_review(
     if "empty_candidate" in flags:
         lines.insert(0, "the candidate review is empty: it reveals no information (PMI 0)")
     if "no_judgment_lines" in flags:
-        lines.insert(0, "the preprocessor turned the candidate into no judgment lines: it is "
-                        "scored as revealing no information (PMI 0)")
+        lines.insert(
+            0,
+            "the preprocessor turned the candidate into no judgment lines: it is "
+            "scored as revealing no information (PMI 0)",
+        )
     lines += [f"- {k} left out: {v}" for k, v in skipped.items()]
-    return Outcome(value=value, explanation="\n".join(lines), terms=terms,
-                   skipped_references=skipped, flags=flags)
+    return Outcome(
+        value=value,
+        explanation="\n".join(lines),
+        terms=terms,
+        skipped_references=skipped,
+        flags=flags,
+    )

@@ -155,12 +155,16 @@ def _read_with_datasets(source: str, *, split: str) -> Iterable[tuple[str, Any]]
     path = Path(source)
     try:
         if path.suffix == ".parquet" or (path.is_dir() and any(path.glob("*.parquet"))):
-            files = [str(path)] if path.is_file() else sorted(str(p) for p in path.glob("*.parquet"))
+            files = (
+                [str(path)] if path.is_file() else sorted(str(p) for p in path.glob("*.parquet"))
+            )
             data = datasets.load_dataset("parquet", data_files=files, split="train")
         else:
             data = datasets.load_dataset(source, split=split)
     except Exception as exc:  # datasets raises many types; name the source in one error
-        raise RecordError(f"{source}: could not load dataset ({type(exc).__name__}: {exc})") from exc
+        raise RecordError(
+            f"{source}: could not load dataset ({type(exc).__name__}: {exc})"
+        ) from exc
     for index, row in enumerate(data):
         yield f"{source}[{index}]", row
 
@@ -198,7 +202,9 @@ def load_records(source: str | Path, *, split: str = "train") -> list[PaperRecor
     for where, raw in rows:
         record = parse_record(raw, where=where)
         if record.id in seen:
-            raise RecordError(f"{where}: duplicate paper id {record.id!r} (first at {seen[record.id]})")
+            raise RecordError(
+                f"{where}: duplicate paper id {record.id!r} (first at {seen[record.id]})"
+            )
         seen[record.id] = where
         records.append(record)
     if not records:

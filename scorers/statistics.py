@@ -26,7 +26,7 @@ def standard_error(values: Sequence[float]) -> float:
 
 
 def mean_confidence_interval(values: Sequence[float], level: float = 0.90) -> tuple[float, float]:
-    """Student-t confidence interval of the mean at ``level``; (NaN, NaN) for fewer than two values."""
+    """Student-t confidence interval of the mean at ``level``; NaNs for fewer than 2 values."""
     array = finite(values)
     if array.size < 2:
         return (math.nan, math.nan)

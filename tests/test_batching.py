@@ -35,7 +35,9 @@ def test_concurrent_calls_are_merged_and_results_routed_back():
     lm = BatchingEvaluationLM(backend)
     with ThreadPoolExecutor(8) as pool:
         futures = [
-            pool.submit(lm.target_logprobs, [ScoringRequest((1,), (i,)), ScoringRequest((1,), (i, i))])
+            pool.submit(
+                lm.target_logprobs, [ScoringRequest((1,), (i,)), ScoringRequest((1,), (i, i))]
+            )
             for i in range(1, 9)
         ]
         time.sleep(0.3)  # the first call holds the backend; the rest queue up

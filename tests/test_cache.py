@@ -12,11 +12,9 @@ from scorers.gem import Reference, score_review
 from scorers.preprocess import preprocess_reviews
 
 REFERENCES = {
-    "r1": "Summary Of The Paper:\n\nA method.\n\nStrengths And Weaknesses:\n\nClear but no baseline.",
-    "r2": "Summary Of The Paper:\n\nA method.\n\nStrengths And Weaknesses:\n\nGood results, few seeds.",
+    "r1": "Summary Of The Paper:\n\nA method.\n\nStrengths And Weaknesses:\n\nNo baseline.",
+    "r2": "Summary Of The Paper:\n\nA method.\n\nStrengths And Weaknesses:\n\nFew seeds.",
 }
-
-
 
 
 class EchoingPreprocessor:
@@ -43,8 +41,13 @@ def score_candidate(lm: CachedEvaluationLM, candidate: str) -> float:
     texts = [candidate, *REFERENCES.values()]
     done = preprocess_reviews(texts, lm.generate)
     refs = [Reference(k, v, p) for (k, v), p in zip(REFERENCES.items(), done[1:])]
-    return score_review(lm, candidate=candidate, references=refs, synopsis="Abstract.",
-                        preprocessed_candidate=done[0]).value
+    return score_review(
+        lm,
+        candidate=candidate,
+        references=refs,
+        synopsis="Abstract.",
+        preprocessed_candidate=done[0],
+    ).value
 
 
 def test_second_candidate_computes_no_new_marginal_or_reference_preprocessing(cached):
@@ -116,4 +119,6 @@ def test_failed_backend_call_caches_nothing(tmp_path):
 def test_keys_depend_on_model_identity_and_tokens():
     a = ScoringRequest((1, 2), (3,))
     assert ScoreCache.logprob_key("m1", a) != ScoreCache.logprob_key("m2", a)
-    assert ScoreCache.logprob_key("m1", a) != ScoreCache.logprob_key("m1", ScoringRequest((1,), (2, 3)))
+    assert ScoreCache.logprob_key("m1", a) != ScoreCache.logprob_key(
+        "m1", ScoringRequest((1,), (2, 3))
+    )

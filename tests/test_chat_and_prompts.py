@@ -74,11 +74,15 @@ def test_prediction_prompt_tokens_are_exactly_the_app_c2_structure(tokenizer):
     )
     assert tokenizer.decode(list(request.context_ids)) == expected_context
     im_end = tokenizer.convert_tokens_to_ids("<|im_end|>")
-    assert list(request.target_ids) == tokenizer(y, add_special_tokens=False)["input_ids"] + [im_end]
+    assert list(request.target_ids) == tokenizer(y, add_special_tokens=False)["input_ids"] + [
+        im_end
+    ]
     # the same ids as the authors' notebook: one tokenisation of the whole chat
     full = tokenizer.apply_chat_template(
-        [*prediction_messages(synopsis=NOT_AVAILABLE, judgments=x),
-         {"role": "assistant", "content": y}],
+        [
+            *prediction_messages(synopsis=NOT_AVAILABLE, judgments=x),
+            {"role": "assistant", "content": y},
+        ],
         tokenize=True,
     )["input_ids"]
     assert list(request.context_ids) + list(request.target_ids) == full[: len(full) - 1]

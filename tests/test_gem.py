@@ -40,8 +40,9 @@ def test_synopsis_changes_both_terms(tiny_lm):
 
 def test_score_review_means_over_references(tiny_lm):
     refs = [Reference("a", "raw a", judged(Y)), Reference("b", "raw b", judged(X))]
-    outcome = score_review(tiny_lm, candidate="raw", references=refs, synopsis=None,
-                           preprocessed_candidate=judged(X))
+    outcome = score_review(
+        tiny_lm, candidate="raw", references=refs, synopsis=None, preprocessed_candidate=judged(X)
+    )
     assert outcome.value == pytest.approx(np.mean([t.pmi for t in outcome.terms]))
     assert [t.reference_id for t in outcome.terms] == ["a", "b"]
     assert "mean PMI over 2 reference(s)" in outcome.explanation
@@ -57,16 +58,22 @@ def test_empty_candidate_is_scored_zero_and_explained(tiny_lm):
 
 def test_candidate_without_judgment_lines_is_flagged(tiny_lm):
     refs = [Reference("a", "raw a", judged(Y))]
-    outcome = score_review(tiny_lm, candidate="a review", references=refs, synopsis=None,
-                           preprocessed_candidate=judged("This is a nice summary."))
+    outcome = score_review(
+        tiny_lm,
+        candidate="a review",
+        references=refs,
+        synopsis=None,
+        preprocessed_candidate=judged("This is a nice summary."),
+    )
     assert outcome.value == 0.0
     assert outcome.flags == ["no_judgment_lines"]
 
 
 def test_unusable_references_are_named_and_all_unusable_is_unscored(tiny_lm):
     refs = [Reference("a", "raw", judged("no judgments here")), Reference("b", "   ", judged(""))]
-    outcome = score_review(tiny_lm, candidate="c", references=refs, synopsis=None,
-                           preprocessed_candidate=judged(X))
+    outcome = score_review(
+        tiny_lm, candidate="c", references=refs, synopsis=None, preprocessed_candidate=judged(X)
+    )
     assert outcome.value is None
     assert set(outcome.skipped_references) == {"a", "b"}
     assert outcome.metadata()["unscored_reason"].startswith("no usable reference")
@@ -91,7 +98,10 @@ def test_over_long_reference_is_left_out_never_truncated(tiny_lm):
     with pytest.raises(TooLongError, match="reference 'long'"):
         pmi_terms(short, candidate=X, references=[("long", long_y)], synopsis="")
     outcome = score_review(
-        short, candidate="c", synopsis=None, preprocessed_candidate=judged(X),
+        short,
+        candidate="c",
+        synopsis=None,
+        preprocessed_candidate=judged(X),
         references=[Reference("long", "r", judged(long_y)), Reference("ok", "r", judged(Y))],
     )
     assert [t.reference_id for t in outcome.terms] == ["ok"]
@@ -107,8 +117,12 @@ def test_same_paper_reviews_share_more_information_than_other_papers(embedded_lm
         x = paper.reviews[0].summary
         y_same = paper.reviews[1].summary
         y_other = demo_records[(i + 1) % n].reviews[1].summary
-        terms = pmi_terms(embedded_lm, candidate=x, synopsis="",
-                          references=[("same", y_same), ("other", y_other), ("self", x)])
+        terms = pmi_terms(
+            embedded_lm,
+            candidate=x,
+            synopsis="",
+            references=[("same", y_same), ("other", y_other), ("self", x)],
+        )
         same.append(terms[0].pmi)
         other.append(terms[1].pmi)
         itself.append(terms[2].pmi)

@@ -15,14 +15,27 @@ def test_entry_point_is_registered():
     assert points.get("gem_tasks") == "gem_tasks._registry"
 
 
-def test_registry_names_are_namespaced():
-    from inspect_ai._util.registry import registry_info
-
-    import gem_tasks._registry as registry
-
-    assert registry_info(registry.iclr).name == "gem_tasks/iclr"
-    for name in ("gem", "gem_raw", "gem_s", "gem_s_assw"):
-        assert registry_info(getattr(registry, name)).name == f"gem_tasks/{name}"
+def test_registry_names_are_namespaced(tmp_path):
+    # run where a user would (outside the source tree: a checkout's own gem_tasks.egg-info on
+    # sys.path would hide the installed distribution from Inspect's namespacing)
+    code = (
+        "from inspect_ai._util.registry import registry_info\n"
+        "import gem_tasks._registry as r\n"
+        "names = [registry_info(getattr(r, n)).name\n"
+        "         for n in ('iclr', 'gem', 'gem_raw', 'gem_s', 'gem_s_assw', 'human_review')]\n"
+        "print(','.join(names))\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    assert run.stdout.strip().split(",") == [
+        "gem_tasks/iclr",
+        "gem_tasks/gem",
+        "gem_tasks/gem_raw",
+        "gem_tasks/gem_s",
+        "gem_tasks/gem_s_assw",
+        "gem_tasks/human_review",
+    ]
 
 
 def test_scorers_package_never_imports_inspect_ai():
@@ -47,5 +60,13 @@ def test_scorers_package_never_imports_inspect_ai():
 def test_prompts_ship_with_the_package():
     import prompts
 
-    assert {"predict_system", "predict_user", "preprocess_system", "preprocess_user",
-            "review_system", "review_user", "assw_system", "assw_user"} <= set(prompts.available())
+    assert {
+        "predict_system",
+        "predict_user",
+        "preprocess_system",
+        "preprocess_user",
+        "review_system",
+        "review_user",
+        "assw_system",
+        "assw_user",
+    } <= set(prompts.available())

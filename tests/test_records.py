@@ -16,7 +16,9 @@ def paper(pid: str = "p1", n_reviews: int = 3, **overrides) -> dict:
         "venue": "v",
         "title": f"Title {pid}",
         "abstract": f"Abstract {pid}",
-        "reviews": [{"id": f"{pid}-r{i}", "text": f"review {i}", "rating": 5} for i in range(n_reviews)],
+        "reviews": [
+            {"id": f"{pid}-r{i}", "text": f"review {i}", "rating": 5} for i in range(n_reviews)
+        ],
     }
     record.update(overrides)
     return record
@@ -28,8 +30,12 @@ def test_demo_dataset_loads_with_ten_papers_of_three_reviews(demo_records):
         assert record.title and record.abstract and record.paper_text
         assert len(record.reviews) == 3
         for review in record.reviews:
-            for header in ("Summary Of The Paper", "Strengths And Weaknesses",
-                           "Clarity, Quality, Novelty And Reproducibility", "Summary Of The Review"):
+            for header in (
+                "Summary Of The Paper",
+                "Strengths And Weaknesses",
+                "Clarity, Quality, Novelty And Reproducibility",
+                "Summary Of The Review",
+            ):
                 assert header in review.text
 
 
@@ -60,7 +66,10 @@ def test_malformed_json_names_file_and_line(tmp_path):
     [
         (lambda r: r.pop("abstract"), r"missing required field\(s\) \['abstract'\]"),
         (lambda r: r.update(reviews=[]), "'reviews' must be a non-empty list"),
-        (lambda r: r["reviews"][1].pop("text"), r"review #1: missing required field\(s\) \['text'\]"),
+        (
+            lambda r: r["reviews"][1].pop("text"),
+            r"review #1: missing required field\(s\) \['text'\]",
+        ),
         (lambda r: r["reviews"][0].update(rating="high"), "'rating' must be a number"),
         (lambda r: r.update(title=3), "'title' must be a string"),
     ],

