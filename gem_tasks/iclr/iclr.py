@@ -3,7 +3,7 @@ score the review against independent human reviews (GEM paper §5)."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from inspect_ai import Task, task
 from inspect_ai.model import ModelOutput
@@ -34,13 +34,18 @@ def human_review() -> Solver:
 
 
 def _scorers(
-    names: str | list[str], *, scorer_lm: str, cache_dir: str | None, dataset_summaries: bool
+    names: str | list[str],
+    *,
+    scorer_lm: str,
+    scorer_lm_args: dict[str, Any] | None,
+    cache_dir: str | None,
+    dataset_summaries: bool,
 ) -> list[Scorer]:
     wanted = [n.strip() for n in (names.split(",") if isinstance(names, str) else names)]
     unknown = [n for n in wanted if n not in SCORER_NAMES]
     if unknown or not wanted:
         raise ValueError(f"unknown scorer(s) {unknown}; choose from {list(SCORER_NAMES)}")
-    common = {"scorer_lm": scorer_lm, "cache_dir": cache_dir}
+    common = {"scorer_lm": scorer_lm, "scorer_lm_args": scorer_lm_args, "cache_dir": cache_dir}
     made = {
         "gem": lambda: gem(**common, dataset_summaries=dataset_summaries),
         "gem_raw": lambda: gem_raw(**common),
@@ -57,6 +62,7 @@ def iclr(
     seed: int = 0,
     candidate: Literal["model", "human"] = "model",
     scorer_lm: str = "embedded",
+    scorer_lm_args: dict[str, Any] | None = None,
     scorers: str | list[str] = "gem,gem_raw,gem_s",
     max_paper_tokens: int = 12000,
     dataset_summaries: bool = False,
@@ -73,6 +79,10 @@ def iclr(
             human review is the answer; no model is called: the human baseline).
         scorer_lm: evaluation-LM spec: ``embedded`` (SmolLM2-135M, CPU, offline),
             ``hf/<model>`` or ``vllm/<model>``.
+        scorer_lm_args: backend options: ``{base_url: "http://host:8000/v1"}`` (or a list of
+            URLs) to score through running ``vllm serve`` instances; vLLM engine arguments
+            (``dtype``, ``max_model_len``, ``gpu_memory_utilization``, ``tensor_parallel_size``,
+            ``data_parallel_size``, ``quantization``); ``dtype``/``device`` for ``hf``.
         scorers: comma-separated subset of gem, gem_raw, gem_s (abstract), gem_s_assw.
         max_paper_tokens: paper text beyond this (estimated at 4 characters a token) is cut; the
             sample metadata says when.
@@ -88,7 +98,11 @@ def iclr(
         ),
         solver=human_review() if candidate == "human" else generate(),
         scorer=_scorers(
-            scorers, scorer_lm=scorer_lm, cache_dir=cache_dir, dataset_summaries=dataset_summaries
+            scorers,
+            scorer_lm=scorer_lm,
+            scorer_lm_args=scorer_lm_args,
+            cache_dir=cache_dir,
+            dataset_summaries=dataset_summaries,
         ),
         metadata={
             "candidate": candidate,

