@@ -49,6 +49,9 @@ PREPROCESSOR_ROLE = "preprocessor"
 """Inspect model role that, when bound (``--model-role preprocessor=openai/gpt-4o``), does the
 judgment preprocessing and ASSW summaries instead of the evaluation LM."""
 
+CANDIDATE_MODE = "candidate_mode"
+"""Sample-metadata key saying how the scorers treat the candidate text (see ``_mi_scorer``)."""
+
 SynopsisKind = Literal["abstract", "assw"]
 _METRICS = [mean(), stderr(), ci90_lower(), ci90_upper()]
 
@@ -80,7 +83,7 @@ def _role_model() -> Model | None:
     return get_model(role=PREPROCESSOR_ROLE) if PREPROCESSOR_ROLE in model_roles() else None
 
 
-def _to_inspect(messages: Sequence[PlainMessage]) -> list[ChatMessage]:
+def to_inspect_messages(messages: Sequence[PlainMessage]) -> list[ChatMessage]:
     kinds = {
         "system": ChatMessageSystem,
         "user": ChatMessageUser,
@@ -107,7 +110,7 @@ async def _generate(
         cached = lm.cache.get_generation(key)
         if cached is None:
             output = await role.generate(
-                _to_inspect(conversation),
+                to_inspect_messages(conversation),
                 config=GenerateConfig(
                     temperature=settings.temperature,
                     max_tokens=settings.max_new_tokens,
@@ -175,10 +178,18 @@ def _mi_scorer(
         preprocessor = None
         candidate_judgments: Preprocessed | None = None
         if preprocess:
+            # CANDIDATE_MODE in the sample metadata: "judgments" (the candidate already is judgment
+            # lines), "preprocess" (always preprocess it), absent (a held-out human review may use
+            # its dataset summary)
+            mode = state.metadata.get(CANDIDATE_MODE)
             held_out = state.metadata.get("held_out") or {}
             candidate_summary = (
-                held_out.get("summary")
-                if dataset_summaries and candidate.strip() == (held_out.get("text") or "").strip()
+                candidate
+                if mode == "judgments"
+                else held_out.get("summary")
+                if mode != "preprocess"
+                and dataset_summaries
+                and candidate.strip() == (held_out.get("text") or "").strip()
                 else None
             )
             todo: list[tuple[str, str]] = []  # (what, text)

@@ -1,8 +1,8 @@
 """Judgment preprocessing (GEM paper, App. C.1) and the ASSW synopsis (App. C.4).
 
 An LLM rewrites a review into one judgment per line, each starting "The reviewer
-appreciates/criticizes/questions/suggests". The rewrite is kept as the LLM wrote it (blank lines
-and surrounding whitespace removed); how many of its lines are judgment lines (lines starting
+appreciates/criticizes/questions/suggests". The rewrite is kept as the LLM wrote it (surrounding
+whitespace removed); how many of its lines are judgment lines (lines starting
 "The reviewer") is reported, and a rewrite with none is flagged so the scorer can say so.
 
 Local evaluation LMs (transformers, vLLM) generate with the reply prefilled with "The reviewer",
@@ -89,8 +89,9 @@ def count_judgment_lines(text: str) -> int:
 
 
 def normalise_judgments(text: str) -> str:
-    """The rewrite with blank lines dropped and each line stripped."""
-    return "\n".join(line.strip() for line in text.splitlines() if line.strip())
+    """The rewrite as the LLM wrote it, without surrounding whitespace (inner blank lines are
+    kept: the authors score their GPT-4o rewrites verbatim, blank lines included)."""
+    return text.strip()
 
 
 def preprocess_reviews(reviews: Sequence[str], generate: Generator) -> list[Preprocessed]:

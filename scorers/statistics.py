@@ -8,7 +8,16 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import stats
 
-__all__ = ["finite", "mean_confidence_interval", "standard_error"]
+__all__ = [
+    "finite",
+    "mean_confidence_interval",
+    "mean_difference",
+    "paired_t_test",
+    "smd",
+    "smd_confidence_interval",
+    "spearman",
+    "standard_error",
+]
 
 
 def finite(values: Sequence[float]) -> np.ndarray:
@@ -33,3 +42,69 @@ def mean_confidence_interval(values: Sequence[float], level: float = 0.90) -> tu
     half = stats.t.ppf(0.5 + level / 2, df=array.size - 1) * standard_error(array)
     centre = float(array.mean())
     return (centre - half, centre + half)
+
+
+def _paired(before: Sequence[float], after: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs where both values are finite (an unscored side drops its pair)."""
+    a = np.asarray(before, dtype=float)
+    b = np.asarray(after, dtype=float)
+    if a.shape != b.shape:
+        raise ValueError(f"paired samples differ in length: {a.size} vs {b.size}")
+    keep = np.isfinite(a) & np.isfinite(b)
+    return a[keep], b[keep]
+
+
+def smd(before: Sequence[float], after: Sequence[float]) -> float:
+    """Standardised mean difference d = (μ' − μ) / sqrt((σ² + σ'²) / 2) (GEM paper §4.2, Cohen's
+    d with sample standard deviations); NaN with fewer than two pairs or zero spread."""
+    a, b = _paired(before, after)
+    if a.size < 2:
+        return math.nan
+    pooled = math.sqrt((a.var(ddof=1) + b.var(ddof=1)) / 2)
+    return float((b.mean() - a.mean()) / pooled) if pooled > 0 else math.nan
+
+
+def smd_confidence_interval(
+    before: Sequence[float], after: Sequence[float], level: float = 0.95
+) -> tuple[float, float]:
+    """Normal-approximation interval of d with the large-sample standard error of Cohen's d for
+    two groups of n: SE = sqrt(2/n + d² / (4n)) (Hedges & Olkin, 1985)."""
+    a, _ = _paired(before, after)
+    d = smd(before, after)
+    if not math.isfinite(d):
+        return (math.nan, math.nan)
+    n = a.size
+    se = math.sqrt(2 / n + d**2 / (4 * n))
+    z = float(stats.norm.ppf(0.5 + level / 2))
+    return (d - z * se, d + z * se)
+
+
+def mean_difference(before: Sequence[float], after: Sequence[float]) -> float:
+    """Mean of the paired differences after − before."""
+    a, b = _paired(before, after)
+    return float((b - a).mean()) if a.size else math.nan
+
+
+def paired_t_test(
+    before: Sequence[float], after: Sequence[float], alternative: str
+) -> tuple[float, float]:
+    """One-sided paired t-test on after − before: ``alternative="less"`` tests a decrease,
+    ``"greater"`` an increase. Returns (t, p); NaNs with fewer than two pairs."""
+    if alternative not in ("less", "greater", "two-sided"):
+        raise ValueError(
+            f"alternative must be 'less', 'greater' or 'two-sided', got {alternative!r}"
+        )
+    a, b = _paired(before, after)
+    if a.size < 2 or np.all(b - a == (b - a)[0]):
+        return (math.nan, math.nan)
+    result = stats.ttest_rel(b, a, alternative=alternative)
+    return (float(result.statistic), float(result.pvalue))
+
+
+def spearman(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
+    """Spearman's rank correlation ρ and its two-sided p-value over pairs where both are finite."""
+    a, b = _paired(x, y)
+    if a.size < 3:
+        return (math.nan, math.nan)
+    result = stats.spearmanr(a, b)
+    return (float(result.statistic), float(result.pvalue))

@@ -14,13 +14,15 @@ from inspect_ai.log import read_eval_log
 from conftest import write_jsonl
 
 
-def inspect_eval(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+def inspect_eval(
+    args: list[str], cwd: Path, task: str = "gem_tasks/iclr"
+) -> subprocess.CompletedProcess:
     command = [
         sys.executable,
         "-m",
         "inspect_ai",
         "eval",
-        "gem_tasks/iclr",
+        task,
         *args,
         "--log-dir",
         str(cwd / "logs"),

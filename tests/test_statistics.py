@@ -5,8 +5,17 @@ from __future__ import annotations
 import math
 
 import pytest
+from scipy import stats
 
-from scorers.statistics import mean_confidence_interval, standard_error
+from scorers.statistics import (
+    mean_confidence_interval,
+    mean_difference,
+    paired_t_test,
+    smd,
+    smd_confidence_interval,
+    spearman,
+    standard_error,
+)
 
 
 def test_standard_error_by_hand():
@@ -24,3 +33,46 @@ def test_ci90_by_hand():
 def test_nan_marks_unscored_and_is_left_out():
     assert standard_error([1, 2, 3, 4, math.nan]) == pytest.approx(0.6454972, abs=1e-7)
     assert all(math.isnan(v) for v in mean_confidence_interval([1.0]))
+
+
+BEFORE = [3.0, 5.0, 4.0, 6.0, 2.0]
+AFTER = [2.0, 3.0, 4.0, 3.0, 1.0]
+
+
+def test_smd_by_hand():
+    # means 4.0 and 2.6; sample variances 2.5 and 1.3; pooled sd sqrt(1.9) = 1.3784049
+    assert smd(BEFORE, AFTER) == pytest.approx((2.6 - 4.0) / 1.3784049, abs=1e-6)
+
+
+def test_smd_ci_by_hand():
+    d = (2.6 - 4.0) / 1.3784049  # -1.0156667
+    se = math.sqrt(2 / 5 + d**2 / 20)  # 0.6719962
+    low, high = smd_confidence_interval(BEFORE, AFTER)
+    assert low == pytest.approx(d - 1.959964 * se, abs=1e-5)
+    assert high == pytest.approx(d + 1.959964 * se, abs=1e-5)
+
+
+def test_paired_t_test_one_sided_matches_scipy_and_hand():
+    # differences -1, -2, 0, -3, -1: mean -1.4, sd 1.1401754, t = -1.4 / (1.1401754 / sqrt 5)
+    t, p = paired_t_test(BEFORE, AFTER, alternative="less")
+    assert t == pytest.approx(-1.4 / (1.1401754 / math.sqrt(5)), abs=1e-6)
+    assert p == pytest.approx(stats.t.cdf(t, df=4), abs=1e-12)
+    assert p == pytest.approx(stats.ttest_rel(AFTER, BEFORE, alternative="less").pvalue)
+    _, p_up = paired_t_test(BEFORE, AFTER, alternative="greater")
+    assert p_up == pytest.approx(1 - p, abs=1e-12)
+    with pytest.raises(ValueError, match="alternative"):
+        paired_t_test(BEFORE, AFTER, alternative="down")
+
+
+def test_unscored_pairs_are_dropped_together():
+    assert mean_difference([1.0, math.nan, 3.0], [2.0, 5.0, 5.0]) == pytest.approx(1.5)
+    with pytest.raises(ValueError, match="differ in length"):
+        smd([1.0, 2.0], [1.0])
+
+
+def test_spearman_matches_scipy_and_hand():
+    # ranks of y follow x except one swap: rho = 1 - 6*2/(5*24) = 0.9
+    rho, p = spearman([1, 2, 3, 4, 5], [10, 20, 40, 30, 50])
+    assert rho == pytest.approx(0.9)
+    assert p == pytest.approx(stats.spearmanr([1, 2, 3, 4, 5], [10, 20, 40, 30, 50]).pvalue)
+    assert all(math.isnan(v) for v in spearman([1, 2], [2, 1]))

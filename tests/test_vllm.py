@@ -241,12 +241,28 @@ def test_inspect_eval_scores_through_a_vllm_server(server, tmp_path, embedded_lm
 
     from test_inspect_eval import inspect_eval, only_log
 
-    args = {"base_url": server, "served_model_name": "smollm2", "dtype": "float32",
-            "max_length": MAX_MODEL_LEN}
-    common = ["--model", "none", "--limit", "2", "-T", "candidate=human", "-T", "scorers=gem",
-              "-T", "dataset_summaries=true"]
-    run = inspect_eval([*common, "-T", "scorer_lm=vllm/embedded",
-                        "-T", f"scorer_lm_args={json.dumps(args)}"], tmp_path)
+    args = {
+        "base_url": server,
+        "served_model_name": "smollm2",
+        "dtype": "float32",
+        "max_length": MAX_MODEL_LEN,
+    }
+    common = [
+        "--model",
+        "none",
+        "--limit",
+        "2",
+        "-T",
+        "candidate=human",
+        "-T",
+        "scorers=gem",
+        "-T",
+        "dataset_summaries=true",
+    ]
+    run = inspect_eval(
+        [*common, "-T", "scorer_lm=vllm/embedded", "-T", f"scorer_lm_args={json.dumps(args)}"],
+        tmp_path,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     log = only_log(tmp_path)
     for sample in log.samples:
@@ -255,7 +271,9 @@ def test_inspect_eval_scores_through_a_vllm_server(server, tmp_path, embedded_lm
         assert math.isfinite(score.value)
         # the same pairs through transformers
         terms = pmi_terms(
-            embedded_lm, candidate=score.metadata["candidate_judgments"], synopsis="",
+            embedded_lm,
+            candidate=score.metadata["candidate_judgments"],
+            synopsis="",
             references=list(score.metadata["reference_judgments"].items()),
         )
         assert score.value == pytest.approx(np.mean([t.pmi for t in terms]), abs=0.02)
@@ -264,8 +282,18 @@ def test_inspect_eval_scores_through_a_vllm_server(server, tmp_path, embedded_lm
     failed = tmp_path / "dead"
     failed.mkdir()
     # a fresh cache: with the first run's cache every answer would be a hit, no server needed
-    run = inspect_eval([*common, "-T", "scorer_lm=vllm/embedded", "-T", f"cache_dir={failed}",
-                        "-T", f"scorer_lm_args={json.dumps(dead)}"], failed)
+    run = inspect_eval(
+        [
+            *common,
+            "-T",
+            "scorer_lm=vllm/embedded",
+            "-T",
+            f"cache_dir={failed}",
+            "-T",
+            f"scorer_lm_args={json.dumps(dead)}",
+        ],
+        failed,
+    )
     log = read_eval_log(str(next((failed / "logs").glob("*.eval"))))
     assert log.status == "error"
     message = (log.error.message if log.error else "") + "".join(

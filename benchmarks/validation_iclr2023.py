@@ -1,0 +1,105 @@
+"""Metric validation on real ICLR 2023 reviews (GEM paper §4, Algorithm 1) with the embedded
+SmolLM2 as evaluation LM: does GEM penalise degradations and resist manipulations?
+
+Data: the GEM authors' released ICLR 2023 reviews with their GPT-4o judgment summaries
+(``../shared/data/iclr2023_gem/iclr2023_reviews.jsonl``; not shipped with the package). The
+summaries stand in for the preprocessing, so GEM needs no generation: judgment-level strategies
+(judgment deletion, random replacement of the summary) are scored with GEM on the summaries;
+text-level strategies (sentence deletion, meaningless elongation, random replacement of the text)
+with GEM-raw on the raw reviews, which needs no preprocessing either. GEM on re-preprocessed
+perturbed texts would need the evaluation LM to rewrite every perturbed review (hundreds of
+SmolLM2 generations on a CPU) and SmolLM2's rewrites are poor; it is left out here.
+
+Runs the ``gem_tasks/robustness`` task once per (strategy, level), then ``gem-tasks report``:
+
+    python benchmarks/validation_iclr2023.py --papers 150 --raw-papers 40
+
+Writes ``benchmarks/results/validation_iclr2023/`` (records, logs, report.md, CSVs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from inspect_ai import eval as inspect_eval
+
+from gem_tasks.report import write_report
+from gem_tasks.robustness import robustness
+from scorers.adapters import gem_release_records
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_DATA = HERE.parent.parent / "shared" / "data" / "iclr2023_gem" / "iclr2023_reviews.jsonl"
+
+# (strategy, level, scorer, papers-argument)
+RUNS = [
+    ("random_replacement", "judgments", "gem", "papers"),
+    ("judgment_deletion", "judgments", "gem", "papers"),
+    ("random_replacement", "review", "gem_raw", "raw_papers"),
+    ("sentence_deletion", "review", "gem_raw", "raw_papers"),
+    ("meaningless_elongation", "review", "gem_raw", "raw_papers"),
+]
+
+
+def write_records(data: Path, out: Path, papers: int) -> Path:
+    records = gem_release_records(data)[:papers]
+    path = out / f"records_{papers}.jsonl"
+    with path.open("w", encoding="utf-8") as handle:
+        for record in records:
+            row = asdict(record)
+            row["reviews"] = [{k: v for k, v in r.items() if k != "extra"} for r in row["reviews"]]
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--papers", type=int, default=150, help="papers for GEM (summaries)")
+    parser.add_argument("--raw-papers", type=int, default=150, help="papers for GEM-raw")
+    parser.add_argument("--scorer-lm", default="embedded")
+    parser.add_argument("--out", type=Path, default=HERE / "results" / "validation_iclr2023")
+    parser.add_argument("--only", nargs="*", help="strategies to run (default: all)")
+    args = parser.parse_args()
+    if not args.data.exists():
+        raise SystemExit(f"{args.data}: not found (the shared review data is not in this checkout)")
+    args.out.mkdir(parents=True, exist_ok=True)
+    logs = args.out / "logs"
+    timings = {}
+    for strategy, level, scorer, count in RUNS:
+        if args.only and strategy not in args.only:
+            continue
+        papers = getattr(args, count)
+        records = write_records(args.data, args.out, papers)
+        started = time.perf_counter()
+        # LLM parts of a strategy (elongation's one-line summaries) use the embedded model too
+        model = "smollm2/embedded" if strategy == "meaningless_elongation" else "none"
+        [log] = inspect_eval(
+            robustness(
+                perturbation=strategy,
+                dataset=str(records),
+                scorers=scorer,
+                level=level,
+                scorer_lm=args.scorer_lm,
+                dataset_summaries=True,
+            ),
+            model=model,
+            log_dir=str(logs),
+            display="plain",
+            max_tokens=64,
+        )
+        timings[f"{strategy}/{level}/{scorer}"] = round(time.perf_counter() - started, 1)
+        print(
+            f"{strategy} ({level}, {scorer}, {papers} papers): {log.status}, "
+            f"{timings[f'{strategy}/{level}/{scorer}']} s"
+        )
+    paths = write_report([logs], args.out, progress=False)
+    (args.out / "timings.json").write_text(json.dumps(timings, indent=2))
+    print(paths["markdown"].read_text())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,225 @@
+"""Validation report from Inspect logs: the metric x perturbation table of the GEM paper's Table 2
+(SMD with 95% CI, significant cells marked) and the failure counts of the Scoring Rules paper's
+Tables 4-5, plus the human-grade correlations."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import pandas as pd
+from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
+from tqdm import tqdm
+
+__all__ = [
+    "correlation_table",
+    "failure_counts",
+    "read_validation_logs",
+    "smd_table_markdown",
+    "write_report",
+]
+
+ROBUSTNESS_TASK = "gem_tasks/robustness"
+CORRELATION_TASK = "gem_tasks/correlation"
+
+
+def _log_paths(sources: Sequence[str | Path]) -> list[str]:
+    paths: list[str] = []
+    for source in sources:
+        source = Path(source)
+        if source.is_dir():
+            paths += [info.name for info in list_eval_logs(str(source))]
+        elif source.exists():
+            paths.append(str(source))
+        else:
+            raise FileNotFoundError(f"{source}: no such log file or folder")
+    return paths
+
+
+def _metric(score: object, name: str) -> float:
+    metric = getattr(score, "metrics", {}).get(name)
+    return float(metric.value) if metric is not None else math.nan
+
+
+def _scorer_name(name: str) -> str:
+    return name.removesuffix("_paired")
+
+
+def read_validation_logs(
+    sources: Sequence[str | Path], *, progress: bool = True
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Robustness rows (one per scorer and perturbation) and correlation rows (one per scorer)
+    from the headers of the logs under ``sources`` (files or folders). Logs of other tasks and
+    unfinished logs are skipped and listed in the frames' ``attrs["skipped"]``."""
+    robust_rows, corr_rows, skipped = [], [], []
+    paths = _log_paths(sources)
+    for path in tqdm(paths, desc="reading logs", disable=not progress, unit="log"):
+        log: EvalLog = read_eval_log(path, header_only=True)
+        if log.status != "success" or log.results is None:
+            skipped.append(f"{path}: status {log.status}")
+            continue
+        task = log.eval.task
+        if task == ROBUSTNESS_TASK:
+            meta = log.eval.metadata or {}
+            for score in log.results.scores:
+                robust_rows.append(
+                    {
+                        "scorer": _scorer_name(score.name),
+                        "perturbation": meta.get(
+                            "perturbation", log.eval.task_args.get("perturbation")
+                        ),
+                        "kind": meta.get("kind"),
+                        "expected": meta.get("expected"),
+                        "alpha": meta.get("alpha", 0.05),
+                        "n": score.scored_samples,
+                        "smd": _metric(score, "smd"),
+                        "smd_ci95_lower": _metric(score, "smd_ci95_lower"),
+                        "smd_ci95_upper": _metric(score, "smd_ci95_upper"),
+                        "mean_difference": _metric(score, "mean_paired_difference"),
+                        "p": _metric(score, "paired_p"),
+                        "verdict": _metric(score, "verdict"),
+                        "evaluation_lm": log.eval.task_args.get("scorer_lm"),
+                        "log": path,
+                    }
+                )
+        elif task == CORRELATION_TASK:
+            for score in log.results.scores:
+                corr_rows.append(
+                    {
+                        "scorer": score.name,
+                        "n": score.scored_samples,
+                        "spearman_rho": _metric(score, "spearman_rho"),
+                        "p": _metric(score, "spearman_p"),
+                        "evaluation_lm": log.eval.task_args.get("scorer_lm"),
+                        "log": path,
+                    }
+                )
+        else:
+            skipped.append(f"{path}: task {task} is not a validation task")
+    robust = pd.DataFrame(robust_rows)
+    corr = pd.DataFrame(corr_rows)
+    robust.attrs["skipped"] = corr.attrs["skipped"] = skipped
+    return robust, corr
+
+
+def _cell(row: pd.Series) -> str:
+    if not math.isfinite(row["smd"]):
+        return "n/a"
+    text = f"{row['smd']:.2f} [{row['smd_ci95_lower']:.2f}, {row['smd_ci95_upper']:.2f}]"
+    significant = math.isfinite(row["p"]) and row["p"] < row["alpha"]
+    if significant and row["expected"] == "decrease":
+        return f"**{text}** ✓"  # a significant decrease: the degradation is penalised
+    if significant:
+        return f"**{text}** ✗"  # a significant increase: the manipulation is rewarded
+    return text
+
+
+def smd_table_markdown(robust: pd.DataFrame) -> str:
+    """Markdown table, scorers as rows and perturbations as columns (degradations first), each
+    cell the SMD with its 95% CI; bold marks a significant change in the tested direction
+    (✓ a degradation penalised, ✗ a manipulation rewarded)."""
+    if robust.empty:
+        return "_no robustness logs_\n"
+    order = robust.sort_values(["kind", "perturbation"]).drop_duplicates("perturbation")
+    columns = list(order["perturbation"])
+    kinds = dict(zip(order["perturbation"], order["kind"]))
+    header = "| scorer | " + " | ".join(f"{c} ({kinds[c]})" for c in columns) + " |"
+    lines = [header, "| --- |" + " --- |" * len(columns)]
+    for scorer, group in robust.groupby("scorer", sort=True):
+        cells = {row["perturbation"]: _cell(row) for _, row in group.iterrows()}
+        lines.append(f"| {scorer} | " + " | ".join(cells.get(c, "") for c in columns) + " |")
+    n = robust["n"].min(), robust["n"].max()
+    lines.append("")
+    lines.append(
+        f"SMD d = (μ' − μ)/σ_pooled after vs before, 95% CI in brackets; n = {n[0]}–{n[1]} "
+        "pairs; bold: one-sided paired t-test p < α in the tested direction."
+    )
+    return "\n".join(lines) + "\n"
+
+
+def failure_counts(robust: pd.DataFrame) -> pd.DataFrame:
+    """Per scorer: how many degradations it failed to penalise and how many manipulations it
+    rewarded (Scoring Rules paper, Tables 4-5)."""
+    if robust.empty:
+        return pd.DataFrame(
+            columns=[
+                "scorer",
+                "degradations_failed",
+                "degradations",
+                "manipulations_failed",
+                "manipulations",
+                "failed",
+                "tested",
+            ]
+        )
+    rows = []
+    for scorer, group in robust.groupby("scorer", sort=True):
+        failed = group["verdict"] < 0.5
+        degr = group["kind"] == "degradation"
+        rows.append(
+            {
+                "scorer": scorer,
+                "degradations_failed": int((failed & degr).sum()),
+                "degradations": int(degr.sum()),
+                "manipulations_failed": int((failed & ~degr).sum()),
+                "manipulations": int((~degr).sum()),
+                "failed": int(failed.sum()),
+                "tested": len(group),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def correlation_table(corr: pd.DataFrame) -> str:
+    """Markdown table of Spearman's ρ per scorer."""
+    if corr.empty:
+        return "_no correlation logs_\n"
+    lines = ["| scorer | n | Spearman ρ | p |", "| --- | --- | --- | --- |"]
+    for _, row in corr.sort_values("scorer").iterrows():
+        lines.append(
+            f"| {row['scorer']} | {row['n']} | {row['spearman_rho']:.3f} | {row['p']:.3g} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _markdown_frame(frame: pd.DataFrame) -> str:
+    columns = list(frame.columns)
+    lines = ["| " + " | ".join(columns) + " |", "|" + " --- |" * len(columns)]
+    lines += [
+        "| " + " | ".join(str(v) for v in row) + " |" for row in frame.itertuples(index=False)
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def write_report(
+    sources: Iterable[str | Path], out_dir: str | Path, *, progress: bool = True
+) -> dict[str, Path]:
+    """Write report.md, robustness.csv, failures.csv and correlation.csv to ``out_dir``;
+    returns their paths."""
+    robust, corr = read_validation_logs(list(sources), progress=progress)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    failures = failure_counts(robust)
+    parts = [
+        "# Metric validation\n",
+        "## Sensitivity and robustness (GEM paper Table 2 layout)\n",
+        smd_table_markdown(robust),
+        "## Failures (Scoring Rules paper Tables 4-5)\n",
+        _markdown_frame(failures) if not failures.empty else "_no robustness logs_\n",
+        "## Correlation with human grades\n",
+        correlation_table(corr),
+    ]
+    if robust.attrs.get("skipped"):
+        parts += ["## Logs skipped\n", "\n".join(f"- {s}" for s in robust.attrs["skipped"]) + "\n"]
+    paths = {
+        "markdown": out / "report.md",
+        "robustness": out / "robustness.csv",
+        "failures": out / "failures.csv",
+        "correlation": out / "correlation.csv",
+    }
+    paths["markdown"].write_text("\n".join(parts), encoding="utf-8")
+    robust.to_csv(paths["robustness"], index=False)
+    failures.to_csv(paths["failures"], index=False)
+    corr.to_csv(paths["correlation"], index=False)
+    return paths

@@ -1,0 +1,211 @@
+"""The validation workflow end to end: robustness and correlation tasks on the demo data with the
+embedded model, the report from the logs they write."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from inspect_ai.log import read_eval_log
+from scipy import stats
+
+from conftest import write_jsonl
+from gem_tasks.cli import main as cli_main
+from test_inspect_eval import inspect_eval
+
+pytestmark = pytest.mark.slow
+
+
+def eval_log(task: str, args: list[str], folder):
+    run = inspect_eval(args, folder, task=task)
+    assert run.returncode == 0, run.stderr[-3000:]
+    [path] = sorted((folder / "logs").glob("*.eval"))
+    log = read_eval_log(str(path))
+    assert log.status == "success", log.error
+    return log
+
+
+def pairs(log, scorer: str) -> tuple[list[float], list[float]]:
+    before = [s.scores[scorer].value["before"] for s in log.samples]
+    after = [s.scores[scorer].value["after"] for s in log.samples]
+    return before, after
+
+
+@pytest.fixture(scope="module")
+def validation_logs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("validation")
+    deletion = root / "deletion"
+    deletion.mkdir()
+    deletion_log = eval_log(
+        "gem_tasks/robustness",
+        [
+            "--model",
+            "none",
+            "--limit",
+            "5",
+            "-T",
+            "perturbation=judgment_deletion",
+            "-T",
+            "scorers=gem",
+            "-T",
+            "dataset_summaries=true",
+        ],
+        deletion,
+    )
+    replacement = root / "replacement"
+    replacement.mkdir()
+    replacement_log = eval_log(
+        "gem_tasks/robustness",
+        [
+            "--model",
+            "none",
+            "--limit",
+            "5",
+            "-T",
+            "perturbation=random_replacement",
+            "-T",
+            "scorers=gem_raw",
+        ],
+        replacement,
+    )
+    return root, deletion_log, replacement_log
+
+
+def test_judgment_deletion_pairs_and_metrics(validation_logs):
+    _, log, _ = validation_logs
+    assert log.status == "success"
+    for sample in log.samples:
+        original = sample.metadata["original"].splitlines()
+        assert sample.metadata["perturbed"].splitlines() == original[::2]
+        value = sample.scores["gem_paired"].value
+        assert math.isfinite(value["before"]) and math.isfinite(value["after"])
+    before, after = pairs(log, "gem_paired")
+    metrics = {m: v.value for m, v in log.results.scores[0].metrics.items()}
+    pooled = math.sqrt((np.var(before, ddof=1) + np.var(after, ddof=1)) / 2)
+    assert metrics["smd"] == pytest.approx((np.mean(after) - np.mean(before)) / pooled)
+    assert metrics["mean_paired_difference"] == pytest.approx(np.mean(np.subtract(after, before)))
+    assert metrics["paired_p"] == pytest.approx(
+        stats.ttest_rel(after, before, alternative="less").pvalue
+    )
+    assert metrics["smd_ci95_lower"] < metrics["smd"] < metrics["smd_ci95_upper"]
+    assert metrics["verdict"] == (1.0 if metrics["paired_p"] < 0.05 else 0.0)
+
+
+def test_random_replacement_scores_another_papers_review(validation_logs):
+    _, _, log = validation_logs
+    ids = [s.id for s in log.samples]
+    for sample in log.samples:
+        assert sample.metadata["other_paper_id"] != sample.id
+        assert sample.metadata["perturbed"] == sample.metadata["other_text"]
+        before_meta = sample.scores["gem_raw_paired"].metadata["before"]
+        assert before_meta["signature"]["metric"] == "gem_raw"
+    assert len(set(ids)) == len(ids)
+    before, after = pairs(log, "gem_raw_paired")
+    assert np.mean(after) < np.mean(before)  # another paper's review shares less information
+
+
+def test_report_from_the_logs(validation_logs, tmp_path, capsys):
+    root, deletion_log, _ = validation_logs
+    assert (
+        cli_main(
+            [
+                "report",
+                str(root / "deletion" / "logs"),
+                str(root / "replacement" / "logs"),
+                "--out",
+                str(tmp_path / "report"),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+    markdown = (tmp_path / "report" / "report.md").read_text()
+    assert "| gem |" in markdown and "| gem_raw |" in markdown
+    assert "judgment_deletion (degradation)" in markdown
+    table = pd.read_csv(tmp_path / "report" / "robustness.csv")
+    row = table[(table.scorer == "gem") & (table.perturbation == "judgment_deletion")].iloc[0]
+    assert row["smd"] == pytest.approx(deletion_log.results.scores[0].metrics["smd"].value)
+    failures = pd.read_csv(tmp_path / "report" / "failures.csv").set_index("scorer")
+    assert failures.loc["gem", "tested"] == 1
+    assert failures.loc["gem", "degradations_failed"] == int(row["verdict"] < 0.5)
+    assert "Tables 4-5" in capsys.readouterr().out
+
+
+def test_report_on_a_missing_folder_is_a_clear_error(tmp_path, capsys):
+    assert cli_main(["report", str(tmp_path / "absent"), "--quiet"]) == 2
+    assert "no such log file or folder" in capsys.readouterr().err
+
+
+def test_correlation_with_grades_leave_one_out(demo_records, tmp_path):
+    rows = []
+    for paper in demo_records[:3]:
+        reviews = [
+            {"id": r.id, "text": r.text, "summary": r.summary, "grade": float(len(r.summary))}
+            for r in paper.reviews
+        ]
+        rows.append(
+            {"id": paper.id, "title": paper.title, "abstract": paper.abstract, "reviews": reviews}
+        )
+    data = write_jsonl(tmp_path / "graded.jsonl", rows)
+    log = eval_log(
+        "gem_tasks/correlation",
+        [
+            "--model",
+            "none",
+            "-T",
+            f"dataset={data}",
+            "-T",
+            "scorers=gem",
+            "-T",
+            "dataset_summaries=true",
+        ],
+        tmp_path,
+    )
+    assert len(log.samples) == 9
+    for sample in log.samples:
+        refs = sample.scores["gem"].metadata["references"]
+        assert {r["reference_id"] for r in refs} == {r["id"] for r in sample.metadata["references"]}
+        assert sample.metadata["held_out"]["id"] not in {r["reference_id"] for r in refs}
+    values = [s.scores["gem"].value for s in log.samples]
+    grades = [s.metadata["grade"] for s in log.samples]
+    metrics = log.results.scores[0].metrics
+    expected = stats.spearmanr(values, grades)
+    assert metrics["spearman_rho"].value == pytest.approx(expected.statistic)
+    assert metrics["spearman_p"].value == pytest.approx(expected.pvalue)
+
+
+def test_correlation_needs_grades(tmp_path):
+    data = write_jsonl(
+        tmp_path / "ungraded.jsonl",
+        [{"id": "p", "title": "T", "abstract": "A", "reviews": [{"text": "a"}, {"text": "b"}]}],
+    )
+    run = inspect_eval(
+        ["--model", "none", "-T", f"dataset={data}"], tmp_path, task="gem_tasks/correlation"
+    )
+    assert run.returncode != 0
+    assert "no review carries a numeric 'grade' field" in run.stderr + run.stdout
+
+
+def test_llm_perturbation_uses_the_model_under_test(tmp_path):
+    log = eval_log(
+        "gem_tasks/robustness",
+        [
+            "--model",
+            "smollm2/embedded",
+            "--max-tokens",
+            "32",
+            "--limit",
+            "1",
+            "-T",
+            "perturbation=rephrase",
+            "-T",
+            "scorers=gem_raw",
+        ],
+        tmp_path,
+    )
+    for sample in log.samples:
+        assert sample.metadata["llm_outputs"]
+        assert sample.metadata["perturbed"].strip()
+        assert math.isfinite(sample.scores["gem_raw_paired"].value["after"])
