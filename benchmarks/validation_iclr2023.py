@@ -12,7 +12,7 @@ SmolLM2 generations on a CPU) and SmolLM2's rewrites are poor; it is left out he
 
 Runs the ``gem_tasks/robustness`` task once per (strategy, level), then ``gem-tasks report``:
 
-    python benchmarks/validation_iclr2023.py --papers 150 --raw-papers 40
+    python benchmarks/validation_iclr2023.py --papers 150 --raw-papers 40 --dtype bfloat16
 
 Writes ``benchmarks/results/validation_iclr2023/`` (records, logs, report.md, CSVs).
 """
@@ -61,6 +61,11 @@ def main() -> None:
     parser.add_argument("--papers", type=int, default=150, help="papers for GEM (summaries)")
     parser.add_argument("--raw-papers", type=int, default=150, help="papers for GEM-raw")
     parser.add_argument("--scorer-lm", default="embedded")
+    parser.add_argument(
+        "--dtype",
+        default="float32",
+        help="evaluation-LM precision; bfloat16 is ~2.4x faster on AMX CPUs (DESIGN.md §9)",
+    )
     parser.add_argument("--out", type=Path, default=HERE / "results" / "validation_iclr2023")
     parser.add_argument("--only", nargs="*", help="strategies to run (default: all)")
     args = parser.parse_args()
@@ -84,6 +89,7 @@ def main() -> None:
                 scorers=scorer,
                 level=level,
                 scorer_lm=args.scorer_lm,
+                scorer_lm_args={"dtype": args.dtype},
                 dataset_summaries=True,
             ),
             model=model,

@@ -1,0 +1,252 @@
+"""Scoring speed: the reference-style computation against our backends, on one workload, in one
+process.
+
+Workload: GEM and GEM-S prediction prompts (conditional and marginal) built from the ICLR 2023
+judgment summaries in ``../shared/data/iclr2023_gem`` (or the bundled demo when absent); GEM-S uses
+ICLR 2020 abstracts from ``../shared/data/iclr2020_gppm`` as synopses (length-realistic stand-ins;
+the 2023 release has no abstracts). Each (candidate, reference) pair is two requests.
+
+Backends, side by side, after a check that each returns the baseline's log-probabilities within
+the stated tolerance:
+
+- ``baseline``: the authors' notebook computation: batch 1, one full forward pass per request,
+  full-vocabulary log-softmax over every position, gather;
+- ``hf``: our transformers backend (token-budget batches, projection at target positions only);
+- ``vllm``: our in-process vLLM engine, where vLLM is importable (the CPU build here).
+
+Then the cost of m = 1, 2, 4 candidate models on the same references through the cache
+(forward passes and tokens computed; marginals are paid once) and the hit rate of a re-run.
+
+    python benchmarks/scoring.py --pairs 40
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import importlib.util
+import json
+import random
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import torch
+
+from scorers.backends import load_evaluation_lm
+from scorers.backends.base import ScoringRequest
+from scorers.cache import CachedEvaluationLM, ScoreCache
+from scorers.chat import build_scoring_request
+from scorers.gem import NOT_AVAILABLE, prediction_messages
+
+HERE = Path(__file__).resolve().parent
+SHARED = HERE.parent.parent / "shared" / "data"
+TOLERANCE_PER_TOKEN = 3e-5  # fp32 vs fp32 with other kernels (README, "Agreement between backends")
+
+
+class PeakRSS:
+    """Peak resident memory of this process (and its children) while the block runs."""
+
+    def __enter__(self) -> PeakRSS:
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def _sample(self) -> None:
+        process = psutil.Process()
+        while not self._stop.is_set():
+            rss = process.memory_info().rss + sum(
+                c.memory_info().rss for c in process.children(recursive=True)
+            )
+            self.peak = max(self.peak, rss)
+            time.sleep(0.05)
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def load_workload(pairs: int, seed: int) -> tuple[list[tuple[str, str, str]], str]:
+    """(synopsis, candidate judgments, reference judgments) triples; half GEM, half GEM-S."""
+    rng = random.Random(seed)
+    gem_file = SHARED / "iclr2023_gem" / "iclr2023_reviews.jsonl"
+    abstracts_file = SHARED / "iclr2020_gppm" / "iclr2020_papers.jsonl"
+    if gem_file.exists() and abstracts_file.exists():
+        papers = [json.loads(line) for line in gem_file.open()]
+        summaries = [[r["review_summary"] for r in p["reviews"]] for p in papers]
+        abstracts = [json.loads(line)["abstract"] for line in abstracts_file.open()]
+        source = "iclr2023_gem summaries + iclr2020 abstracts"
+    else:
+        from gem_tasks.dataset import DEMO_DATASET
+        from scorers.records import load_records
+
+        records = load_records(DEMO_DATASET)
+        summaries = [[r.summary for r in p.reviews] for p in records]
+        abstracts = [p.abstract for p in records]
+        source = "bundled demo"
+    triples = []
+    for i in range(pairs):
+        reviews = summaries[i % len(summaries)]
+        synopsis = NOT_AVAILABLE if i % 2 == 0 else rng.choice(abstracts)
+        triples.append((synopsis, reviews[0], reviews[1]))
+    return triples, source
+
+
+def build_requests(tokenizer: object, triples: list[tuple[str, str, str]]) -> list[ScoringRequest]:
+    requests = []
+    for synopsis, x, y in triples:
+        for judgments in (x, NOT_AVAILABLE):
+            messages = prediction_messages(synopsis=synopsis, judgments=judgments.strip())
+            requests.append(build_scoring_request(tokenizer, messages, y.strip()))
+    return requests
+
+
+def baseline_logprobs(model: object, requests: list[ScoringRequest]) -> list[float]:
+    """The authors' notebook: one full forward per request, log-softmax everywhere, gather."""
+    totals = []
+    with torch.inference_mode():
+        for request in requests:
+            ids = torch.tensor([list(request.context_ids) + list(request.target_ids)])
+            logprobs = torch.log_softmax(model(ids).logits[0].float(), dim=-1)
+            start = len(request.context_ids)
+            positions = torch.arange(start - 1, ids.shape[1] - 1)
+            totals.append(float(logprobs[positions, ids[0, start:]].sum()))
+    return totals
+
+
+def timed(name: str, run, requests: list[ScoringRequest], n_pairs: int) -> dict:
+    gc.collect()
+    with PeakRSS() as memory:
+        started = time.perf_counter()
+        totals = run(requests)
+        seconds = time.perf_counter() - started
+    tokens = sum(r.length for r in requests)
+    return {
+        "backend": name,
+        "seconds": seconds,
+        "pairs_per_s": n_pairs / seconds,
+        "tokens_per_s": tokens / seconds,
+        "peak_rss_gb": memory.peak / 2**30,
+        "totals": totals,
+    }
+
+
+def check_agreement(name: str, totals: list[float], reference: list[float], requests) -> float:
+    worst = 0.0
+    for got, want, request in zip(totals, reference, requests):
+        allowed = TOLERANCE_PER_TOKEN * len(request.target_ids) + 1e-4
+        if abs(got - want) > allowed:
+            raise SystemExit(f"{name} disagrees with the baseline: {got} vs {want} (> {allowed})")
+        worst = max(worst, abs(got - want))
+    return worst
+
+
+def candidate_cost(lm: object, triples: list[tuple[str, str, str]], models: int) -> dict:
+    """Requests and tokens computed for ``models`` candidate models on the same references."""
+    with tempfile.TemporaryDirectory() as folder:
+        cached = CachedEvaluationLM(lm, ScoreCache(Path(folder) / "c.sqlite"))
+        for m in range(models):
+            # model m's review of paper i: another review's judgments, so candidates differ
+            shifted = [(s, f"{x}\n(model {m})", y) for s, x, y in triples]
+            cached.target_logprobs(build_requests(lm.tokenizer, shifted))
+        computed = dict(cached.computed)
+        stats = cached.cache.stats
+        hits, misses = stats["logprob_hit"], stats["logprob_miss"]
+        started = time.perf_counter()
+        for m in range(models):
+            shifted = [(s, f"{x}\n(model {m})", y) for s, x, y in triples]
+            cached.target_logprobs(build_requests(lm.tokenizer, shifted))
+        rerun_seconds = time.perf_counter() - started
+        rerun_hits, rerun_misses = stats["logprob_hit"] - hits, stats["logprob_miss"] - misses
+        return {
+            "models": models,
+            "forward_requests": computed.get("logprob_requests", 0),
+            "tokens_computed": computed.get("logprob_tokens", 0),
+            "naive_requests": 2 * len(triples) * models,
+            "rerun_hit_rate": rerun_hits / max(1, rerun_hits + rerun_misses),
+            "rerun_seconds": rerun_seconds,
+            "rerun_new_requests": cached.computed.get("logprob_requests", 0)
+            - computed.get("logprob_requests", 0),
+        }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pairs", type=int, default=40)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-vllm", action="store_true")
+    parser.add_argument("--out", type=Path, default=HERE / "results" / "scoring_cpu.json")
+    args = parser.parse_args()
+    torch.manual_seed(args.seed)
+    lm = load_evaluation_lm("embedded").backend  # the transformers backend itself
+    triples, source = load_workload(args.pairs, args.seed)
+    requests = build_requests(lm.tokenizer, triples)
+    print(
+        f"workload: {args.pairs} pairs ({len(requests)} requests, "
+        f"{sum(r.length for r in requests)} tokens) from {source}; torch threads "
+        f"{torch.get_num_threads()}"
+    )
+
+    results = [timed("baseline", lambda rs: baseline_logprobs(lm.model, rs), requests, args.pairs)]
+    reference = results[0]["totals"]
+    ours = timed("hf", lambda rs: [r.total for r in lm.target_logprobs(rs)], requests, args.pairs)
+    ours["max_abs_diff"] = check_agreement("hf", ours["totals"], reference, requests)
+    results.append(ours)
+    if not args.no_vllm and importlib.util.find_spec("vllm") is not None:
+        from scorers.backends.embedded import materialize_embedded
+        from scorers.backends.vllm import VLLMEngineLM
+
+        engine = VLLMEngineLM(
+            str(materialize_embedded()),
+            dtype="float32",
+            max_model_len=4096,
+            kv_cache_memory_bytes=1 << 30,
+            enforce_eager=True,
+        )
+        engine.target_logprobs(requests[:2])  # warm-up
+        run = timed(
+            "vllm", lambda rs: [r.total for r in engine.target_logprobs(rs)], requests, args.pairs
+        )
+        run["max_abs_diff"] = check_agreement("vllm", run["totals"], reference, requests)
+        results.append(run)
+        engine.close()
+
+    base = results[0]["pairs_per_s"]
+    print(
+        f"\n{'backend':10} {'pairs/s':>9} {'tokens/s':>10} {'x baseline':>11} "
+        f"{'peak RSS GB':>12} {'max |diff|':>11}"
+    )
+    for r in results:
+        print(
+            f"{r['backend']:10} {r['pairs_per_s']:9.3f} {r['tokens_per_s']:10.0f} "
+            f"{r['pairs_per_s'] / base:11.2f} {r['peak_rss_gb']:12.2f} "
+            f"{r.get('max_abs_diff', 0.0):11.1e}"
+        )
+
+    costs = [candidate_cost(lm, triples, m) for m in (1, 2, 4)]
+    print(
+        f"\n{'models':>6} {'requests':>9} {'naive':>6} {'tokens':>8} {'re-run hits':>12} "
+        f"{'re-run s':>9}"
+    )
+    for c in costs:
+        print(
+            f"{c['models']:6} {c['forward_requests']:9} {c['naive_requests']:6} "
+            f"{c['tokens_computed']:8} {c['rerun_hit_rate']:12.0%} {c['rerun_seconds']:9.3f}"
+        )
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    for r in results:
+        r.pop("totals")
+    args.out.write_text(
+        json.dumps(
+            {"source": source, "pairs": args.pairs, "backends": results, "candidate_cost": costs},
+            indent=2,
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
