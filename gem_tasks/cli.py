@@ -6,6 +6,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from gem_tasks.data_cli import add_data_commands
+from gem_tasks.leaderboard import add_leaderboard_command
+
 __all__ = ["main"]
 
 
@@ -29,6 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--out", default="validation_report", help="output folder")
     report.add_argument("--quiet", action="store_true", help="no progress bar")
     report.set_defaults(run=_report)
+    add_leaderboard_command(commands)
+    add_data_commands(commands)
     return parser
 
 

@@ -2,7 +2,8 @@
 
 The GEM data setup: every submission with its official reviews is listed; withdrawn and
 desk-rejected papers are skipped (and counted); each review is normalised into the ICLR 2023
-four-section text (:mod:`scorers.openreview.forms`); papers with at least ``min_reviews``
+four-section text with the year's form (:mod:`scorers.openreview.forms`; a review whose fields
+fit another year's form better is read with that one); papers with at least ``min_reviews``
 non-empty reviews are eligible; ``papers`` of them are sampled with ``seed`` and
 ``reviews_per_paper`` reviews of each (:mod:`scorers.openreview.sampling`); the paper text comes
 from the PDF (:mod:`scorers.openreview.pdf`). The result is canonical records (DESIGN.md §6) as
@@ -40,7 +41,14 @@ from scorers.openreview.client import (
 )
 from scorers.openreview.enrich import Enricher, enrich_records
 from scorers.openreview.errors import RateLimited, Unreachable, VenueNotFound
-from scorers.openreview.forms import SECTION_HEADERS, ReviewForm, form_for_year, normalise_review
+from scorers.openreview.forms import (
+    SECTION_HEADERS,
+    NormalisedReview,
+    ReviewForm,
+    detect_form,
+    form_for_year,
+    normalise_review,
+)
 from scorers.openreview.output import atomic_write_json, read_json, write_dataset
 from scorers.openreview.pdf import PdfError, pdf_to_text, strip_back_matter
 from scorers.openreview.ratelimit import call_with_backoff
@@ -50,6 +58,7 @@ from scorers.openreview.submissions import (
     DESK_REJECTED,
     WITHDRAWN,
     Submission,
+    compact_note,
     parse_submission,
 )
 
@@ -150,7 +159,7 @@ def _listing(
                 "api_url": url,
                 "invitation": invitation,
                 "fetched_at": _now(),
-                "notes": [note_to_dict(n) for n in notes],
+                "notes": [compact_note(note_to_dict(n)) for n in notes],
             }
             atomic_write_json(path, listing)
             return listing
@@ -174,6 +183,78 @@ def _fetch_text(
     except PdfError as exc:
         return {"status": "failed", "error": f"extraction failed: {exc}"}
     return {"status": "ok", "n_pages": extracted.n_pages, "text": extracted.text}
+
+
+def _cached_text(folder: Path, paper_id: str) -> dict[str, Any] | None:
+    entry = read_json(folder / f"{_safe_name(paper_id)}.json")
+    if (
+        isinstance(entry, dict)
+        and entry.get("id") == paper_id
+        and isinstance(entry.get("pdf"), dict)
+        and entry["pdf"].get("status") in ("ok", "missing", "failed")
+    ):
+        return entry["pdf"]
+    return None
+
+
+def _paper_texts(
+    papers: list[Submission],
+    folder: Path,
+    get_client: Callable[[], NotesClient],
+    retry: Callable[..., Any],
+    *,
+    retry_failed: bool,
+    progress: bool,
+) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """Each paper's PDF result, from ``folder`` where cached, else fetched and cached at once
+    (write-then-rename); returns the results by paper id and the ids fetched in this call."""
+    from tqdm.auto import tqdm
+
+    texts: dict[str, dict[str, Any]] = {}
+    todo = []
+    for paper in papers:
+        cached = _cached_text(folder, paper.id)
+        if cached is not None and not (retry_failed and cached["status"] == "failed"):
+            texts[paper.id] = cached
+        else:
+            todo.append(paper)
+    for paper in tqdm(todo, desc="papers", unit="paper", disable=not progress):
+        result = _fetch_text(get_client(), paper, retry)
+        atomic_write_json(
+            folder / f"{_safe_name(paper.id)}.json",
+            {"id": paper.id, "fetched_at": _now(), "pdf": result},
+        )
+        texts[paper.id] = result
+    return texts, [paper.id for paper in todo]
+
+
+def _record(
+    paper: Submission,
+    reviews: list[tuple[str, NormalisedReview]],
+    paper_text: str | None,
+    venue: str,
+) -> dict[str, Any]:
+    """The canonical record of a paper and its chosen reviews."""
+    return {
+        "id": paper.id,
+        "venue": venue,
+        "title": paper.title,
+        "abstract": paper.abstract,
+        "paper_text": paper_text,
+        "assw": None,
+        "reviews": [
+            {
+                "id": review_id,
+                "text": review.text,
+                "summary": None,
+                "rating": review.rating,
+                "confidence": review.confidence,
+                "rating_label": review.rating_label,
+                "confidence_label": review.confidence_label,
+            }
+            for review_id, review in reviews
+        ],
+    }
 
 
 def _form_card(form: ReviewForm) -> dict[str, Any]:
@@ -231,8 +312,12 @@ def build_dataset(
 
     normalised = {}
     empty_reviews = 0
+    forms_used: Counter[str] = Counter()
     for paper in active:
-        reviews = [(r.id, normalise_review(r.content, form)) for r in paper.reviews]
+        reviews = [
+            (r.id, normalise_review(r.content, detect_form(r.content, form))) for r in paper.reviews
+        ]
+        forms_used.update(review.form for _, review in reviews)
         kept = [(rid, review) for rid, review in reviews if not review.empty]
         empty_reviews += len(reviews) - len(kept)
         normalised[paper.id] = kept
@@ -249,24 +334,14 @@ def build_dataset(
     texts: dict[str, dict[str, Any]] = {}
     fetched: list[str] = []
     if config.pdf:
-        todo = []
-        for paper_id in selected:
-            entry = read_json(cache / "papers" / f"{_safe_name(paper_id)}.json")
-            usable = isinstance(entry, dict) and entry.get("id") == paper_id
-            if usable and not (config.retry_failed and entry["pdf"]["status"] == "failed"):
-                texts[paper_id] = entry["pdf"]
-            else:
-                todo.append(paper_id)
-        from tqdm.auto import tqdm
-
-        for paper_id in tqdm(todo, desc="papers", unit="paper", disable=not progress):
-            result = _fetch_text(get_client(), by_id[paper_id], retry)
-            atomic_write_json(
-                cache / "papers" / f"{_safe_name(paper_id)}.json",
-                {"id": paper_id, "fetched_at": _now(), "pdf": result},
-            )
-            texts[paper_id] = result
-            fetched.append(paper_id)
+        texts, fetched = _paper_texts(
+            [by_id[pid] for pid in selected],
+            cache / "papers",
+            get_client,
+            retry,
+            retry_failed=config.retry_failed,
+            progress=progress,
+        )
 
     label = venue_label(config.venue)
     records = []
@@ -285,28 +360,7 @@ def build_dataset(
         if text and config.strip_references:
             text, heading = strip_back_matter(text)
             stripped += heading is not None
-        records.append(
-            {
-                "id": paper_id,
-                "venue": label,
-                "title": paper.title,
-                "abstract": paper.abstract,
-                "paper_text": text,
-                "assw": None,
-                "reviews": [
-                    {
-                        "id": reviews[i][0],
-                        "text": reviews[i][1].text,
-                        "summary": None,
-                        "rating": reviews[i][1].rating,
-                        "confidence": reviews[i][1].confidence,
-                        "rating_label": reviews[i][1].rating_label,
-                        "confidence_label": reviews[i][1].confidence_label,
-                    }
-                    for i in chosen
-                ],
-            }
-        )
+        records.append(_record(paper, [reviews[i] for i in chosen], text, label))
 
     pdf_counts = Counter(texts.get(pid, {"status": "disabled"})["status"] for pid in selected)
     card: dict[str, Any] = {
@@ -338,7 +392,7 @@ def build_dataset(
             "papers": len(records),
             "reviews": sum(len(r["reviews"]) for r in records),
         },
-        "review_form": _form_card(form),
+        "review_form": {**_form_card(form), "forms_used": dict(forms_used)},
         "pdf_extraction": {
             "library": _pdf_library(),
             "enabled": config.pdf,
@@ -354,9 +408,7 @@ def build_dataset(
         "licence_notes": LICENCE_NOTES,
     }
     if enricher is not None:
-        card["enrichments"] = enrich_records(
-            records, enricher, cache_dir=cache, progress=progress
-        )
+        card["enrichments"] = enrich_records(records, enricher, cache_dir=cache, progress=progress)
     paths = write_dataset(records, out, card)
     return BuildResult(records=records, card=card, paths=paths, fetched_papers=fetched)
 

@@ -68,9 +68,7 @@ def venue_year(venue: str) -> int:
     """The year in a venue id such as ``ICLR.cc/2025/Conference``; ``ValueError`` without one."""
     match = re.search(r"(?:^|/)((?:19|20)\d\d)(?:/|$)", venue)
     if not match:
-        raise ValueError(
-            f"venue id {venue!r} has no year: expected e.g. 'ICLR.cc/2025/Conference'"
-        )
+        raise ValueError(f"venue id {venue!r} has no year: expected e.g. 'ICLR.cc/2025/Conference'")
     return int(match.group(1))
 
 

@@ -13,12 +13,19 @@ fields (2024+: strengths, weaknesses, questions) each non-empty one is written u
 label. The year's rating and confidence are parsed to numbers
 (``"6: marginally above the acceptance threshold"`` -> 6); their labels are kept too.
 
-| years     | Summary Of The Paper | Strength And Weaknesses      | Clarity, ... | Summary Of The Review | rating         | confidence |
-| --------- | -------------------- | ---------------------------- | ------------ | --------------------- | -------------- | ---------- |
-| 2018-2021 | -                    | review                       | -            | title                 | rating         | confidence (2020: none) |
-| 2022      | summary_of_the_paper | main_review                  | -            | summary_of_the_review | recommendation | confidence |
-| 2023      | summary_of_the_paper | strength_and_weaknesses      | clarity,_quality,_novelty_and_reproducibility | summary_of_the_review | recommendation | confidence |
-| 2024+     | summary              | strengths, weaknesses, questions | -        | -                     | rating         | confidence |
+Sections (S1 Summary Of The Paper, S2 Strength And Weaknesses, S3 Clarity, Quality, Novelty
+And Reproducibility, S4 Summary Of The Review), rating and confidence fields per year:
+
+| years | S1 | S2 | S3 | S4 |
+| --- | --- | --- | --- | --- |
+| 2018-2021 | - | review | - | title |
+| 2022 | summary_of_the_paper | main_review | - | summary_of_the_review |
+| 2023 | summary_of_the_paper | strength_and_weaknesses | (below) | summary_of_the_review |
+| 2024+ | summary | strengths, weaknesses, questions | - | - |
+
+2023's S3 is ``clarity,_quality,_novelty_and_reproducibility``. Rating: ``rating`` (2018-2021,
+2024+) or ``recommendation`` (2022, 2023); confidence: ``confidence`` (none in 2020, which asked
+for a free-text ``experience_assessment`` instead).
 
 Years after the last listed one use the latest form; a review whose fields match another form
 better (e.g. a union of forms from a Hub dataset) is read with that one (:func:`detect_form`).

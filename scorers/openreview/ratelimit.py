@@ -90,7 +90,8 @@ def retry_after_seconds(exc: BaseException) -> float | None:
             if parsed is not None:
                 return parsed
     error = _error_object(exc)
-    for source in (error, error.get("details") if isinstance(error.get("details"), Mapping) else {}):
+    details = error.get("details")
+    for source in (error, details if isinstance(details, Mapping) else {}):
         for key in ("retryAfter", "retry_after", "Retry-After"):
             parsed = _parse_retry_after(source.get(key))
             if parsed is not None:
@@ -112,7 +113,8 @@ def call_with_backoff(
     Each retry waits the server's ``Retry-After`` when given, else ``base_delay * 2**attempt``
     capped at ``max_delay``. Raises :class:`RateLimited` when the retries run out and
     :class:`Unreachable` at once on a connection failure (an ``OSError`` without an HTTP
-    response: no network, DNS, refused); any other exception propagates unchanged. ``what`` names the request in error messages.
+    response: no network, DNS, refused); any other exception propagates unchanged. ``what``
+    names the request in error messages.
     """
     attempt = 0
     while True:

@@ -8,7 +8,15 @@ from typing import Any
 
 from scorers.openreview.forms import unwrap_content
 
-__all__ = ["ACTIVE", "DESK_REJECTED", "WITHDRAWN", "ReviewNote", "Submission", "parse_submission"]
+__all__ = [
+    "ACTIVE",
+    "DESK_REJECTED",
+    "WITHDRAWN",
+    "ReviewNote",
+    "Submission",
+    "compact_note",
+    "parse_submission",
+]
 
 ACTIVE = "active"
 WITHDRAWN = "withdrawn"
@@ -50,6 +58,32 @@ def _replies(note: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:
     return [r for r in replies if isinstance(r, Mapping)]
 
 
+def _is_review(reply: Mapping[str, Any]) -> bool:
+    return any(inv.endswith("Official_Review") for inv in _invitations(reply))
+
+
+def _is_status_marker(reply: Mapping[str, Any]) -> bool:
+    names = " ".join(i.rsplit("/", 1)[-1] for i in _invitations(reply)).lower()
+    return "withdraw" in names or "desk_reject" in names
+
+
+def compact_note(note: Mapping[str, Any]) -> dict[str, Any]:
+    """``note`` with only the replies :func:`parse_submission` reads (official reviews and
+    withdrawal / desk-rejection notes): discussions are dropped, so the cached listing of a
+    large venue stays a fraction of the API's answer."""
+    compact = dict(note)
+    details = dict(note.get("details") or {})
+    for key in ("directReplies", "replies"):
+        if key in details:
+            details[key] = [
+                r
+                for r in details[key]
+                if isinstance(r, Mapping) and (_is_review(r) or _is_status_marker(r))
+            ]
+    compact["details"] = details
+    return compact
+
+
 def _status(note: Mapping[str, Any], content: Mapping[str, Any]) -> str:
     markers = [str(content.get("venueid") or ""), str(content.get("venue") or "")]
     markers += _invitations(note)
@@ -75,8 +109,9 @@ def parse_submission(note: Mapping[str, Any]) -> Submission:
     for reply in _replies(note):
         if reply.get("ddate"):
             continue
-        if any(inv.endswith("Official_Review") for inv in _invitations(reply)):
-            reviews.append(ReviewNote(id=str(reply["id"]), content=unwrap_content(reply.get("content"))))
+        if _is_review(reply):
+            content_of_review = unwrap_content(reply.get("content"))
+            reviews.append(ReviewNote(id=str(reply["id"]), content=content_of_review))
     pdf = content.get("pdf")
     number = note.get("number")
     return Submission(
