@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
@@ -108,3 +109,53 @@ def spearman(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
         return (math.nan, math.nan)
     result = stats.spearmanr(a, b)
     return (float(result.statistic), float(result.pvalue))
+
+
+# -- paired model-vs-model comparisons (leaderboard) ---------------------------------------------
+
+__all__ += ["PairedComparison", "holm_adjust", "paired_comparison"]
+
+
+@dataclass(frozen=True)
+class PairedComparison:
+    """Mean of the paired differences x − y with its Student-t confidence interval and the
+    two-sided paired t-test, over the ``n`` pairs where both values are finite."""
+
+    n: int
+    mean_difference: float
+    ci_lower: float
+    ci_upper: float
+    t: float
+    p: float
+
+
+def paired_comparison(
+    x: Sequence[float], y: Sequence[float], level: float = 0.90
+) -> PairedComparison:
+    """Compare x with y item by item (x[i] and y[i] scored on the same item): the mean of
+    x − y, its Student-t interval at ``level`` and the two-sided paired t-test p-value. Pairs
+    with a NaN on either side are left out. Fewer than two pairs give NaN interval, t and p; a
+    constant difference gives a zero-width interval and NaN t and p."""
+    a, b = _paired(x, y)
+    differences = a - b
+    mean = float(differences.mean()) if differences.size else math.nan
+    lower, upper = mean_confidence_interval(differences, level=level)
+    t, p = paired_t_test(b, a, alternative="two-sided")
+    return PairedComparison(int(differences.size), mean, lower, upper, t, p)
+
+
+def holm_adjust(pvalues: Sequence[float]) -> np.ndarray:
+    """Holm-Bonferroni adjusted p-values (step-down, monotone, capped at 1), in the input order;
+    NaN p-values stay NaN and do not count as tests."""
+    p = np.asarray(pvalues, dtype=float)
+    adjusted = np.full(p.shape, math.nan)
+    keep = np.flatnonzero(np.isfinite(p))
+    m = keep.size
+    if m == 0:
+        return adjusted
+    order = keep[np.argsort(p[keep], kind="stable")]
+    running = 0.0
+    for i, index in enumerate(order):
+        running = max(running, min(1.0, (m - i) * p[index]))
+        adjusted[index] = running
+    return adjusted

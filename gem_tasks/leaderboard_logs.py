@@ -1,0 +1,306 @@
+"""Reading gem_tasks/iclr Inspect logs for the leaderboard: one row per log, scorer, sample and
+epoch, from the logs' headers and sample summaries (no transcripts are loaded)."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from inspect_ai.log import (
+    EvalLog,
+    list_eval_logs,
+    read_eval_log,
+    read_eval_log_sample,
+    read_eval_log_sample_summaries,
+)
+from tqdm import tqdm
+
+__all__ = [
+    "HUMAN_LABEL",
+    "ICLR_TASK",
+    "METRIC_NAMES",
+    "as_float",
+    "metric_name",
+    "read_scores",
+    "signature_differences",
+]
+
+HUMAN_LABEL = "human (held-out review)"
+"""Row label of the human baseline (``-T candidate=human``: the held-out human review)."""
+
+ICLR_TASK = "gem_tasks/iclr"
+METRIC_NAMES = {
+    "gem": "GEM",
+    "gem_s_abstract": "GEM-S (abstract)",
+    "gem_s_assw": "GEM-S (ASSW)",
+    "gem_raw": "GEM-raw",
+}
+"""Display names of the signature's ``metric`` field, in the order the tables are printed."""
+
+_SLIM_SAMPLE = {"events", "messages", "store", "attachments"}
+
+
+# -- reading the logs ----------------------------------------------------------------------------
+
+
+def _log_paths(sources: Sequence[str | Path]) -> list[str]:
+    paths: list[str] = []
+    for source in sources:
+        source = Path(source)
+        if source.is_dir():
+            paths += [info.name for info in list_eval_logs(str(source))]
+        elif source.exists():
+            paths.append(str(source))
+        else:
+            raise FileNotFoundError(f"{source}: no such log file or folder")
+    return paths
+
+
+def _display_path(path: str) -> str:
+    return path.removeprefix("file://")
+
+
+def _canonical(signature: Mapping[str, Any]) -> str:
+    """The signature without its ``id`` (a hash of the rest) as canonical JSON: the group key."""
+    return json.dumps({k: v for k, v in signature.items() if k != "id"}, sort_keys=True)
+
+
+def as_float(value: Any) -> float | None:
+    """A number (bool, int, float or numeric string) as float; None for anything else."""
+    if isinstance(value, bool | int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    return None
+
+
+def _is_human(log: EvalLog) -> bool:
+    args = log.eval.task_args or {}
+    meta = log.eval.metadata or {}
+    return args.get("candidate") == "human" or meta.get("candidate") == "human"
+
+
+def _setup(log: EvalLog) -> str:
+    """What else must match for two logs' scores to be paired: dataset, split seed, k."""
+    args = log.eval.task_args or {}
+    dataset = args.get("dataset") or log.eval.dataset.location or log.eval.dataset.name
+    return json.dumps(
+        {"dataset": dataset, "seed": args.get("seed"), "references": args.get("references")},
+        sort_keys=True,
+        default=str,
+    )
+
+
+def _run_config(log: EvalLog) -> str:
+    """The model's generation settings and arguments in a log (canonical JSON)."""
+    config = log.eval.model_generate_config.model_dump(exclude_none=True)
+    return json.dumps({**config, **(log.eval.model_args or {})}, sort_keys=True, default=str)
+
+
+def _label_configs(frame: pd.DataFrame) -> None:
+    """Runs of one model with different generation settings or model arguments are different
+    rows: their label gets the settings that set them apart (``openai/gpt-4o (temperature=0.7)``).
+    """
+    for model, sub in frame[~frame["is_human"]].groupby("model"):
+        configs = {c: json.loads(c) for c in sub["run_config"].unique()}
+        if len(configs) < 2:
+            continue
+        shared = set.intersection(
+            *({(k, json.dumps(v, sort_keys=True)) for k, v in c.items()} for c in configs.values())
+        )
+        for key, config in configs.items():
+            own = [
+                f"{k}={json.dumps(v) if not isinstance(v, str) else v}"
+                for k, v in sorted(config.items())
+                if (k, json.dumps(v, sort_keys=True)) not in shared
+            ]
+            label = f"{model} ({', '.join(own) if own else 'default settings'})"
+            frame.loc[(frame["model"] == model) & (frame["run_config"] == key), "entry"] = label
+
+
+def _task_matches(task: str, tasks: Sequence[str]) -> bool:
+    return any(task == t or task.split("/")[-1] == t.split("/")[-1] for t in tasks)
+
+
+def _read_log(path: str, header: EvalLog, notes: list[str]) -> list[dict[str, Any]]:
+    """Score rows of one log (header and sample summaries only; a sample is read in full only
+    when its summary dropped an over-long signature)."""
+    shown = _display_path(path)
+    human = _is_human(header)
+    base = {
+        "log": shown,
+        "created": header.eval.created,
+        "model": header.eval.model,
+        "entry": HUMAN_LABEL if human else header.eval.model,
+        "is_human": human,
+        "setup": _setup(header),
+        "run_config": _run_config(header),
+    }
+    if header.status != "success":
+        notes.append(f"{shown}: status {header.status}; its finished samples are included")
+    names = [s.name for s in (header.results.scores if header.results else [])]
+    rows: list[dict[str, Any]] = []
+    for summary in read_eval_log_sample_summaries(path):
+        sample = {**base, "paper": str(summary.id), "epoch": summary.epoch}
+        if summary.error:
+            for name in dict.fromkeys([*names, *(summary.scores or {})]):
+                rows.append(
+                    {**sample, "scorer": name, "value": math.nan, "status": "error", "sig": None}
+                )
+            continue
+        for name, score in (summary.scores or {}).items():
+            if name not in names:
+                names.append(name)
+            value = as_float(score.value)
+            if value is None:
+                rows.append({**sample, "scorer": name, "value": None, "status": "non-numeric"})
+                continue
+            signature = (score.metadata or {}).get("signature")
+            if isinstance(signature, str):  # the summary dropped it (> 1k): read this sample
+                full = read_eval_log_sample(
+                    path, id=summary.id, epoch=summary.epoch, exclude_fields=_SLIM_SAMPLE
+                )
+                signature = ((full.scores or {})[name].metadata or {}).get("signature")
+            rows.append(
+                {
+                    **sample,
+                    "scorer": name,
+                    "value": value,
+                    "status": "scored" if math.isfinite(value) else "unscored",
+                    "sig": signature if isinstance(signature, dict) else None,
+                }
+            )
+    non_numeric = sorted({r["scorer"] for r in rows if r["status"] == "non-numeric"})
+    if non_numeric:
+        notes.append(f"{shown}: scorer(s) {non_numeric} have non-numeric values; left out")
+    rows = [r for r in rows if r["status"] != "non-numeric"]
+    if not rows:
+        notes.append(f"{shown}: no scores (scored with --no-score? run `inspect score`)")
+    return _resolve_signatures(rows, shown, notes)
+
+
+def _resolve_signatures(
+    rows: list[dict[str, Any]], shown: str, notes: list[str]
+) -> list[dict[str, Any]]:
+    """Give every row of a (log, scorer) the scorer's signature in that log: the most common one
+    among its samples. Samples scored under another signature stay in (Inspect's own metrics
+    count them too) and are flagged ``other_signature``; samples without one (errored, or
+    unscored before scoring began) take the log's."""
+    by_scorer: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_scorer.setdefault(row["scorer"], []).append(row)
+    for scorer, group in by_scorer.items():
+        counts = Counter(_canonical(r["sig"]) for r in group if r.get("sig"))
+        if counts:
+            key = counts.most_common(1)[0][0]
+        else:
+            key = json.dumps({"metric": scorer, "note": "no signature in the log"})
+        signature = json.loads(key)
+        other, fields = 0, set()
+        for row in group:
+            own = row.pop("sig", None)
+            row["metric"] = signature.get("metric", scorer)
+            row["signature"] = key
+            row["other_signature"] = bool(own) and _canonical(own) != key
+            if row["other_signature"]:
+                other += 1
+                fields.update(signature_differences(signature, own))
+        if other:
+            fields = sorted(fields)
+            notes.append(
+                f"{shown}: {other} sample(s) of scorer {scorer} carry another signature than the "
+                f"log's{' (' + ', '.join(fields) + ')' if fields else ''}; counted in "
+                "'other_signature' and kept"
+            )
+    return rows
+
+
+_SCORE_COLUMNS = [
+    "log",
+    "created",
+    "model",
+    "entry",
+    "is_human",
+    "setup",
+    "run_config",
+    "paper",
+    "epoch",
+    "scorer",
+    "metric",
+    "signature",
+    "value",
+    "status",
+    "other_signature",
+]
+
+
+def read_scores(
+    sources: Sequence[str | Path],
+    *,
+    tasks: Sequence[str] = (ICLR_TASK,),
+    progress: bool = True,
+) -> pd.DataFrame:
+    """One row per log, scorer, sample and epoch from the logs under ``sources`` (files or
+    folders, searched recursively): the model (``entry`` is the row label, ``HUMAN_LABEL`` for
+    the human baseline), paper id, metric, signature (canonical JSON without ``id``), value (NaN
+    when unscored or errored) and status (``scored``, ``unscored``, ``error``). Only the logs'
+    headers and sample summaries are read. Runs of one model with different generation settings
+    get different labels (see ``_label_configs``). Logs of other tasks and logs still running are
+    skipped; ``attrs["notes"]`` says which, and anything else worth knowing.
+
+    Raises:
+        FileNotFoundError: a source does not exist.
+        ValueError: no log of ``tasks`` was found.
+    """
+    paths = _log_paths(sources)
+    if not paths:
+        raise ValueError(f"no Inspect logs in {', '.join(str(s) for s in sources)}")
+    notes: list[str] = []
+    rows: list[dict[str, Any]] = []
+    read = 0
+    for path in tqdm(paths, desc="reading logs", disable=not progress, unit="log"):
+        header = read_eval_log(path, header_only=True)
+        if not _task_matches(header.eval.task, tasks):
+            notes.append(f"{_display_path(path)}: task {header.eval.task} skipped")
+            continue
+        if header.status == "started":
+            notes.append(f"{_display_path(path)}: still running (status started), skipped")
+            continue
+        read += 1
+        rows += _read_log(path, header, notes)
+    if not read:
+        raise ValueError(
+            f"no logs of task {', '.join(tasks)} in {', '.join(str(s) for s in sources)} "
+            f"({len(paths)} other log(s) skipped)"
+        )
+    frame = pd.DataFrame(rows, columns=_SCORE_COLUMNS)
+    frame["value"] = frame["value"].astype(float)
+    _label_configs(frame)
+    frame.attrs["notes"] = notes
+    return frame
+
+
+def metric_name(metric: str) -> str:
+    """Display name of a signature's ``metric`` (``gem_s_abstract`` -> ``GEM-S (abstract)``)."""
+    return METRIC_NAMES.get(metric, metric)
+
+
+def signature_differences(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
+    """Dotted names of the fields in which two signatures differ (``id`` ignored; the prompts
+    compared template by template, e.g. ``prompts.predict_user``)."""
+    fields: list[str] = []
+    for key in sorted((set(a) | set(b)) - {"id"}):
+        x, y = a.get(key), b.get(key)
+        if isinstance(x, Mapping) and isinstance(y, Mapping):
+            fields += [f"{key}.{sub}" for sub in signature_differences(x, y)]
+        elif x != y:
+            fields.append(key)
+    return fields
