@@ -48,7 +48,9 @@ _SLIM_SAMPLE = {"events", "messages", "store", "attachments"}
 # -- reading the logs ----------------------------------------------------------------------------
 
 
-def _log_paths(sources: Sequence[str | Path]) -> list[str]:
+def log_paths(sources: Sequence[str | Path]) -> list[str]:
+    """The log files named by ``sources`` (files, or folders searched for logs); a missing
+    source raises ``FileNotFoundError``."""
     paths: list[str] = []
     for source in sources:
         source = Path(source)
@@ -260,7 +262,7 @@ def read_scores(
         FileNotFoundError: a source does not exist.
         ValueError: no log of ``tasks`` was found.
     """
-    paths = _log_paths(sources)
+    paths = log_paths(sources)
     if not paths:
         raise ValueError(f"no Inspect logs in {', '.join(str(s) for s in sources)}")
     notes: list[str] = []

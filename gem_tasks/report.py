@@ -9,8 +9,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pandas as pd
-from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
+from inspect_ai.log import EvalLog, read_eval_log
 from tqdm import tqdm
+
+from gem_tasks.leaderboard_logs import log_paths
 
 __all__ = [
     "correlation_table",
@@ -22,19 +24,6 @@ __all__ = [
 
 ROBUSTNESS_TASK = "gem_tasks/robustness"
 CORRELATION_TASK = "gem_tasks/correlation"
-
-
-def _log_paths(sources: Sequence[str | Path]) -> list[str]:
-    paths: list[str] = []
-    for source in sources:
-        source = Path(source)
-        if source.is_dir():
-            paths += [info.name for info in list_eval_logs(str(source))]
-        elif source.exists():
-            paths.append(str(source))
-        else:
-            raise FileNotFoundError(f"{source}: no such log file or folder")
-    return paths
 
 
 def _metric(score: object, name: str) -> float:
@@ -53,7 +42,7 @@ def read_validation_logs(
     from the headers of the logs under ``sources`` (files or folders). Logs of other tasks and
     unfinished logs are skipped and listed in the frames' ``attrs["skipped"]``."""
     robust_rows, corr_rows, skipped = [], [], []
-    paths = _log_paths(sources)
+    paths = log_paths(sources)
     for path in tqdm(paths, desc="reading logs", disable=not progress, unit="log"):
         log: EvalLog = read_eval_log(path, header_only=True)
         if log.status != "success" or log.results is None:
