@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from scorers.records import PaperRecord, RecordError, parse_record
+from scorers.records import PaperRecord, RecordError, parse_record, read_jsonl
 
 __all__ = ["gem_release_records"]
 
@@ -22,36 +21,28 @@ def gem_release_records(path: str | Path, *, venue: str = "ICLR 2023") -> list[P
     if not path.exists():
         raise RecordError(f"{path}: file not found")
     records = []
-    with path.open(encoding="utf-8") as handle:
-        for line_number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            where = f"{path}:{line_number}"
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise RecordError(f"{where}: not valid JSON ({exc.msg})") from None
-            if not isinstance(row, dict) or "paper_id" not in row or "reviews" not in row:
-                raise RecordError(f"{where}: expected an object with 'paper_id' and 'reviews'")
-            reviews = []
-            for k, review in enumerate(row["reviews"]):
-                if not isinstance(review, dict) or not isinstance(review.get("review"), str):
-                    raise RecordError(f"{where}: review #{k} has no 'review' text")
-                reviews.append(
-                    {
-                        "id": f"{row['paper_id']}-r{k}",
-                        "text": review["review"],
-                        "summary": review.get("review_summary"),
-                    }
-                )
-            canonical = {
-                "id": row["paper_id"],
-                "venue": venue,
-                "title": str(row["paper_id"]),
-                "abstract": "",
-                "reviews": reviews,
-            }
-            records.append(parse_record(canonical, where=where))
+    for where, row in read_jsonl(path):
+        if not isinstance(row, dict) or "paper_id" not in row or "reviews" not in row:
+            raise RecordError(f"{where}: expected an object with 'paper_id' and 'reviews'")
+        reviews = []
+        for k, review in enumerate(row["reviews"]):
+            if not isinstance(review, dict) or not isinstance(review.get("review"), str):
+                raise RecordError(f"{where}: review #{k} has no 'review' text")
+            reviews.append(
+                {
+                    "id": f"{row['paper_id']}-r{k}",
+                    "text": review["review"],
+                    "summary": review.get("review_summary"),
+                }
+            )
+        canonical = {
+            "id": row["paper_id"],
+            "venue": venue,
+            "title": str(row["paper_id"]),
+            "abstract": "",
+            "reviews": reviews,
+        }
+        records.append(parse_record(canonical, where=where))
     if not records:
         raise RecordError(f"{path}: no records")
     return records

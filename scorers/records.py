@@ -26,6 +26,7 @@ __all__ = [
     "ReviewSplit",
     "load_records",
     "parse_record",
+    "read_jsonl",
     "split_reviews",
 ]
 
@@ -137,7 +138,9 @@ def parse_record(raw: Any, *, where: str) -> PaperRecord:
     )
 
 
-def _read_jsonl(path: Path) -> Iterable[tuple[str, Any]]:
+def read_jsonl(path: Path) -> Iterable[tuple[str, Any]]:
+    """``(where, row)`` for every non-blank line of a JSONL file; ``where`` is ``file:line``.
+    A line that is not JSON raises :class:`RecordError` naming it."""
     with path.open(encoding="utf-8") as handle:
         for line_number, line in enumerate(handle, start=1):
             if not line.strip():
@@ -183,13 +186,13 @@ def load_records(source: str | Path, *, split: str = "train") -> list[PaperRecor
         if parquet:
             rows: Iterable[tuple[str, Any]] = _read_with_datasets(str(path), split=split)
         elif jsonl:
-            rows = (row for file in jsonl for row in _read_jsonl(file))
+            rows = (row for file in jsonl for row in read_jsonl(file))
         else:
             raise RecordError(f"{path}: folder holds no .jsonl or .parquet file")
     elif path.suffix in (".jsonl", ".json"):
         if not path.exists():
             raise RecordError(f"{path}: file not found")
-        rows = _read_jsonl(path)
+        rows = read_jsonl(path)
     elif path.suffix == ".parquet":
         if not path.exists():
             raise RecordError(f"{path}: file not found")

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from scorers.openreview.forms import FORMS_BY_YEAR, detect_form, form_for_year, normalise_review
-from scorers.records import RecordError
+from scorers.records import RecordError, read_jsonl
 
 __all__ = ["HUB_DATASETS", "REVIEWBENCH", "HubDataset", "hub_dataset", "hub_records", "read_rows"]
 
@@ -150,13 +150,8 @@ def hub_dataset(name: str) -> HubDataset:
 
 
 def _jsonl_rows(path: Path) -> Iterator[Mapping[str, Any]]:
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if line.strip():
-                try:
-                    yield json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise RecordError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
+    for _, row in read_jsonl(path):
+        yield row
 
 
 def _parquet_rows(path: Path) -> Iterator[Mapping[str, Any]]:
