@@ -11,13 +11,18 @@ the stated tolerance:
 
 - ``baseline``: the authors' notebook computation: batch 1, one full forward pass per request,
   full-vocabulary log-softmax over every position, gather;
-- ``hf``: our transformers backend (token-budget batches, projection at target positions only);
+- ``hf``: our transformers backend (shared prompt prefixes computed once and reused through the
+  KV cache, token-budget batches, projection at target positions only);
+- ``hf-no-reuse``: the same without prefix reuse (an ablation);
 - ``vllm``: our in-process vLLM engine, where vLLM is importable (the CPU build here).
 
 Then the cost of m = 1, 2, 4 candidate models on the same references through the cache
 (forward passes and tokens computed; marginals are paid once) and the hit rate of a re-run.
 
     python benchmarks/scoring.py --pairs 40
+
+``--export-workload FILE`` also writes the requests' token ids for ``benchmarks/scoring_gpu.py``
+(the 8B-shaped GPU run); the file is derived from the review data: do not commit it.
 """
 
 from __future__ import annotations
@@ -37,6 +42,8 @@ import torch
 
 from scorers.backends import load_evaluation_lm
 from scorers.backends.base import ScoringRequest
+from scorers.backends.hf import HFEvaluationLM
+from scorers.backends.prefix_tree import plan_prefix_tree, tokens_computed
 from scorers.cache import CachedEvaluationLM, ScoreCache
 from scorers.chat import build_scoring_request
 from scorers.gem import NOT_AVAILABLE, prediction_messages
@@ -71,7 +78,9 @@ class PeakRSS:
 
 
 def load_workload(pairs: int, seed: int) -> tuple[list[tuple[str, str, str]], str]:
-    """(synopsis, candidate judgments, reference judgments) triples; half GEM, half GEM-S."""
+    """(synopsis, candidate judgments, reference judgments) triples, paper by paper as GEM-bench
+    scores them: each paper's first review is the candidate, scored against every other review,
+    with GEM (synopsis "Not available") and GEM-S (an abstract)."""
     rng = random.Random(seed)
     gem_file = SHARED / "iclr2023_gem" / "iclr2023_reviews.jsonl"
     abstracts_file = SHARED / "iclr2020_gppm" / "iclr2020_papers.jsonl"
@@ -88,12 +97,14 @@ def load_workload(pairs: int, seed: int) -> tuple[list[tuple[str, str, str]], st
         summaries = [[r.summary for r in p.reviews] for p in records]
         abstracts = [p.abstract for p in records]
         source = "bundled demo"
-    triples = []
-    for i in range(pairs):
-        reviews = summaries[i % len(summaries)]
-        synopsis = NOT_AVAILABLE if i % 2 == 0 else rng.choice(abstracts)
-        triples.append((synopsis, reviews[0], reviews[1]))
-    return triples, source
+    triples: list[tuple[str, str, str]] = []
+    paper = 0
+    while len(triples) < pairs:
+        candidate, *references = summaries[paper % len(summaries)]
+        for synopsis in (NOT_AVAILABLE, rng.choice(abstracts)):
+            triples.extend((synopsis, candidate, reference) for reference in references)
+        paper += 1
+    return triples[:pairs], source
 
 
 def build_requests(tokenizer: object, triples: list[tuple[str, str, str]]) -> list[ScoringRequest]:
@@ -174,13 +185,14 @@ def candidate_cost(lm: object, triples: list[tuple[str, str, str]], models: int)
         }
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pairs", type=int, default=40)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-vllm", action="store_true")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "scoring_cpu.json")
-    args = parser.parse_args()
+    parser.add_argument("--export-workload", type=Path, help="write the requests' token ids here")
+    args = parser.parse_args(argv)
     torch.manual_seed(args.seed)
     lm = load_evaluation_lm("embedded").backend  # the transformers backend itself
     triples, source = load_workload(args.pairs, args.seed)
@@ -191,11 +203,41 @@ def main() -> None:
         f"{torch.get_num_threads()}"
     )
 
+    if args.export_workload:
+        rows = [{"context": r.context_ids, "target": r.target_ids} for r in requests]
+        args.export_workload.parent.mkdir(parents=True, exist_ok=True)
+        args.export_workload.write_text(json.dumps({"source": source, "requests": rows}))
+    lengths = [r.length for r in requests]
+    plan = plan_prefix_tree(
+        [r.context_ids + r.target_ids for r in requests],
+        [len(r.context_ids) - 1 for r in requests],
+        min_shared=lm.min_shared_prefix,
+    )
+    planned = tokens_computed(plan, lengths)
+    print(f"prefix reuse: {planned} of {sum(lengths)} tokens run through the model")
+
     results = [timed("baseline", lambda rs: baseline_logprobs(lm.model, rs), requests, args.pairs)]
     reference = results[0]["totals"]
     ours = timed("hf", lambda rs: [r.total for r in lm.target_logprobs(rs)], requests, args.pairs)
     ours["max_abs_diff"] = check_agreement("hf", ours["totals"], reference, requests)
     results.append(ours)
+    no_reuse = HFEvaluationLM(
+        lm.model,
+        lm.tokenizer,
+        identity="ablation",
+        prefix_reuse=False,
+        max_batch_tokens=lm.max_batch_tokens,
+    )
+    ablation = timed(
+        "hf-no-reuse",
+        lambda rs: [r.total for r in no_reuse.target_logprobs(rs)],
+        requests,
+        args.pairs,
+    )
+    ablation["max_abs_diff"] = check_agreement(
+        "hf-no-reuse", ablation["totals"], reference, requests
+    )
+    results.append(ablation)
     if not args.no_vllm and importlib.util.find_spec("vllm") is not None:
         from scorers.backends.embedded import materialize_embedded
         from scorers.backends.vllm import VLLMEngineLM
@@ -217,12 +259,12 @@ def main() -> None:
 
     base = results[0]["pairs_per_s"]
     print(
-        f"\n{'backend':10} {'pairs/s':>9} {'tokens/s':>10} {'x baseline':>11} "
+        f"\n{'backend':12} {'pairs/s':>9} {'tokens/s':>10} {'x baseline':>11} "
         f"{'peak RSS GB':>12} {'max |diff|':>11}"
     )
     for r in results:
         print(
-            f"{r['backend']:10} {r['pairs_per_s']:9.3f} {r['tokens_per_s']:10.0f} "
+            f"{r['backend']:12} {r['pairs_per_s']:9.3f} {r['tokens_per_s']:10.0f} "
             f"{r['pairs_per_s'] / base:11.2f} {r['peak_rss_gb']:12.2f} "
             f"{r.get('max_abs_diff', 0.0):11.1e}"
         )
@@ -240,12 +282,17 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     for r in results:
         r.pop("totals")
-    args.out.write_text(
-        json.dumps(
-            {"source": source, "pairs": args.pairs, "backends": results, "candidate_cost": costs},
-            indent=2,
-        )
-    )
+    report = {
+        "source": source,
+        "pairs": args.pairs,
+        "tokens": sum(lengths),
+        "tokens_planned": planned,
+        "torch_threads": torch.get_num_threads(),
+        "backends": results,
+        "candidate_cost": costs,
+    }
+    args.out.write_text(json.dumps(report, indent=2))
+    return report
 
 
 if __name__ == "__main__":

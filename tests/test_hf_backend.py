@@ -86,3 +86,88 @@ def test_generate_prefill_is_part_of_the_reply(tiny_lm):
 def test_unknown_dtype_is_refused(embedded_folder):
     with pytest.raises(ValueError, match="dtype"):
         HFEvaluationLM.from_pretrained(embedded_folder, dtype="float8")
+
+
+def paper_requests(tokenizer) -> list[ScoringRequest]:
+    """Two papers' GEM requests: one candidate against three references, conditional and
+    marginal, so prompts share the system prompt + synopsis and the candidate's judgments."""
+    from scorers.chat import build_scoring_request
+    from scorers.gem import NOT_AVAILABLE, prediction_messages
+
+    requests = []
+    for paper in range(2):
+        synopsis = f"Paper {paper} studies sparse attention for long documents." * (1 + paper)
+        candidate = (
+            "The reviewer appreciates the clear writing.\nThe reviewer criticizes the baselines."
+        )
+        for ref in range(3):
+            target = f"The reviewer questions result {ref} of paper {paper}." * (ref + 1)
+            for judgments in (candidate, NOT_AVAILABLE):
+                messages = prediction_messages(synopsis=synopsis, judgments=judgments)
+                requests.append(build_scoring_request(tokenizer, messages, target))
+    return requests
+
+
+def count_decoder_tokens(model) -> tuple[list[int], object]:
+    seen = [0]
+
+    def hook(module, args, kwargs):
+        seen[0] += int(kwargs["input_ids"].numel())
+
+    return seen, model.get_decoder().register_forward_pre_hook(hook, with_kwargs=True)
+
+
+def test_prefix_reuse_gives_the_same_results_with_fewer_tokens(tiny_model, tokenizer):
+    from scorers.backends.prefix_tree import plan_prefix_tree, tokens_computed
+
+    requests = paper_requests(tokenizer)
+    naive = [naive_logprob(tiny_model, r) for r in requests]
+    plain = HFEvaluationLM(tiny_model, tokenizer, identity="t", prefix_reuse=False)
+    variants = {
+        "one at a time": HFEvaluationLM(tiny_model, tokenizer, identity="t", max_batch_tokens=1),
+        "batched": HFEvaluationLM(tiny_model, tokenizer, identity="t", max_batch_tokens=10**6),
+        "left": HFEvaluationLM(
+            tiny_model, tokenizer, identity="t", max_batch_tokens=10**6, padding_side="left"
+        ),
+    }
+    assert all(v.prefix_reuse for v in variants.values()) and not plain.prefix_reuse
+    assert [r.total for r in plain.target_logprobs(requests)] == pytest.approx(naive, abs=1e-4)
+    for name, backend in variants.items():
+        got = [r.total for r in backend.target_logprobs(requests)]
+        assert got == pytest.approx(naive, abs=1e-4), name
+
+    seen, handle = count_decoder_tokens(tiny_model)
+    try:
+        variants["one at a time"].target_logprobs(requests)
+        shared = seen[0]
+        seen[0] = 0
+        plain.target_logprobs(requests)
+        unshared = seen[0]
+    finally:
+        handle.remove()
+    lengths = [r.length for r in requests]
+    plan = plan_prefix_tree(
+        [r.context_ids + r.target_ids for r in requests],
+        [len(r.context_ids) - 1 for r in requests],
+        min_shared=variants["one at a time"].min_shared_prefix,
+    )
+    assert shared == tokens_computed(plan, lengths)
+    assert unshared == sum(lengths)  # one row per forward on a CPU: no padding
+    # the system prompt alone is ~70 tokens of each of the 12 requests
+    assert shared < 0.6 * sum(lengths)
+
+
+def test_prefix_reuse_is_off_for_sliding_window_models(tokenizer):
+    from transformers import MistralConfig, MistralForCausalLM
+
+    config = MistralConfig(
+        vocab_size=49152,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=1,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        sliding_window=16,
+    )
+    backend = HFEvaluationLM(MistralForCausalLM(config), tokenizer, identity="m")
+    assert not backend.prefix_reuse

@@ -14,6 +14,7 @@ from scorers.backends.base import (
     LogprobResult,
     ScoringRequest,
 )
+from scorers.backends.prefix_tree import PrefixNode, plan_prefix_tree
 from scorers.chat import generation_prompt_ids
 
 __all__ = ["HFEvaluationLM", "token_budget_batches"]
@@ -42,9 +43,12 @@ def token_budget_batches(lengths: Sequence[int], max_batch_tokens: int) -> list[
 class HFEvaluationLM:
     """A causal LM loaded through transformers.
 
-    Scoring runs length-sorted, token-budget batches through the transformer body and applies the
-    output projection only at target positions (memory O(target tokens x vocabulary), never
-    batch x sequence x vocabulary). Results do not depend on batching or padding side.
+    Scoring computes each prompt prefix shared by several requests once (system prompt and
+    synopsis across a paper's pairs, a candidate's judgments across its references) and reuses
+    its keys and values; the remaining suffixes run in length-sorted, token-budget batches, and
+    the output projection is applied only at target positions (memory O(target tokens x
+    vocabulary), never batch x sequence x vocabulary). Results do not depend on prefix reuse,
+    batching or padding side beyond floating-point summation order.
     """
 
     def __init__(
@@ -53,18 +57,29 @@ class HFEvaluationLM:
         tokenizer: Any,
         *,
         identity: str,
-        max_batch_tokens: int = 8192,
+        max_batch_tokens: int | None = None,
+        generation_batch_tokens: int = 8192,
         projection_chunk: int = 1024,
         padding_side: str = "right",
+        prefix_reuse: bool = True,
+        min_shared_prefix: int = 64,
     ) -> None:
         if padding_side not in ("left", "right"):
             raise ValueError("padding_side must be 'left' or 'right'")
         self._model = model.eval()
         self._tokenizer = tokenizer
         self._identity = identity
+        if max_batch_tokens is None:
+            # a CPU is compute-bound at one row: padding would only add work (DESIGN.md §9)
+            on_cpu = next(model.parameters()).device.type == "cpu"
+            max_batch_tokens = 1 if on_cpu else 16384
         self.max_batch_tokens = max_batch_tokens
+        # decoding one token at a time is overhead-bound: batching pays even on a CPU
+        self.generation_batch_tokens = generation_batch_tokens
         self.projection_chunk = projection_chunk
         self.padding_side = padding_side
+        self.prefix_reuse = prefix_reuse and supports_prefix_reuse(model.config)
+        self.min_shared_prefix = min_shared_prefix
         self._lock = threading.Lock()
         self._pad_id = self._pick_pad_id()
 
@@ -127,13 +142,17 @@ class HFEvaluationLM:
         return int(value) if value else None
 
     def target_logprobs(self, requests: Sequence[ScoringRequest]) -> list[LogprobResult]:
-        """Summed target log-probabilities, computed in token-budget batches."""
+        """Summed target log-probabilities. Shared prompt prefixes are computed once (when
+        ``prefix_reuse`` is on), the remaining suffixes in token-budget batches."""
+        sequences = [tuple(r.context_ids) + tuple(r.target_ids) for r in requests]
+        reusable = [len(r.context_ids) - 1 if self.prefix_reuse else 0 for r in requests]
+        plan = plan_prefix_tree(sequences, reusable, min_shared=self.min_shared_prefix)
         results: list[LogprobResult | None] = [None] * len(requests)
-        lengths = [r.length for r in requests]
         with self._lock:
-            for batch in token_budget_batches(lengths, self.max_batch_tokens):
-                for index, result in zip(batch, self._score_batch([requests[i] for i in batch])):
-                    results[index] = result
+            self._run_node(plan, None, requests, sequences, results)
+        missing = [i for i, r in enumerate(results) if r is None]
+        if missing:  # the plan covers every request; this guards the invariant
+            raise RuntimeError(f"scoring plan left requests {missing[:5]} unscored")
         return [r for r in results if r is not None]
 
     def generate(
@@ -151,7 +170,7 @@ class HFEvaluationLM:
         outputs: list[str] = [""] * len(prompts)
         lengths = [len(p) + settings.max_new_tokens for p in prompts]
         with self._lock, torch.inference_mode():
-            for batch in token_budget_batches(lengths, max(self.max_batch_tokens, 1)):
+            for batch in token_budget_batches(lengths, self.generation_batch_tokens):
                 width = max(len(prompts[i]) for i in batch)
                 input_ids = torch.full((len(batch), width), self._pad_id, dtype=torch.long)
                 attention = torch.zeros((len(batch), width), dtype=torch.long)
@@ -188,35 +207,85 @@ class HFEvaluationLM:
                 return int(candidate)
         return 0
 
-    def _score_batch(self, batch: Sequence[ScoringRequest]) -> list[LogprobResult]:
+    def _run_node(
+        self,
+        node: PrefixNode,
+        parent_cache: tuple[tuple[Any, Any], ...] | None,
+        requests: Sequence[ScoringRequest],
+        sequences: Sequence[tuple[int, ...]],
+        results: list[LogprobResult | None],
+    ) -> None:
+        """Score ``node``'s leaves and recurse into its children, on top of the parent prefix."""
+        cache = parent_cache
+        if node.depth > node.start:
+            shared = sequences[node.source][node.start : node.depth]
+            cache = self._extend_prefix(parent_cache, shared)
+        lengths = [len(sequences[i]) - node.depth for i in node.leaves]
+        for batch in token_budget_batches(lengths, self.max_batch_tokens):
+            rows = [node.leaves[b] for b in batch]
+            scored = self._score_suffixes(rows, node.depth, cache, requests, sequences)
+            for index, result in zip(rows, scored):
+                results[index] = result
+        for child in node.children:
+            self._run_node(child, cache, requests, sequences, results)
+
+    def _extend_prefix(
+        self, cache: tuple[tuple[Any, Any], ...] | None, tokens: Sequence[int]
+    ) -> tuple[tuple[Any, Any], ...]:
+        """Keys and values of the prefix extended by ``tokens`` (one row)."""
+        import torch
+
+        past = _as_cache(cache, rows=1)
+        start = past.get_seq_length() if past is not None else 0
+        device = self._device
+        with torch.inference_mode():
+            output = self._model.get_decoder()(
+                input_ids=torch.tensor([list(tokens)], device=device),
+                position_ids=torch.arange(start, start + len(tokens), device=device)[None],
+                past_key_values=past if past is not None else _empty_cache(),
+                use_cache=True,
+            )
+        return tuple((layer.keys, layer.values) for layer in output.past_key_values.layers)
+
+    def _score_suffixes(
+        self,
+        rows: Sequence[int],
+        depth: int,
+        cache: tuple[tuple[Any, Any], ...] | None,
+        requests: Sequence[ScoringRequest],
+        sequences: Sequence[tuple[int, ...]],
+    ) -> list[LogprobResult]:
+        """Score requests ``rows`` whose first ``depth`` tokens are in ``cache``, in one batch."""
         import torch
 
         device = self._device
-        width = max(r.length for r in batch)
-        rows = len(batch)
-        input_ids = torch.full((rows, width), self._pad_id, dtype=torch.long)
-        attention = torch.zeros((rows, width), dtype=torch.long)
+        width = max(len(sequences[i]) - depth for i in rows)
+        input_ids = torch.full((len(rows), width), self._pad_id, dtype=torch.long)
+        mask = torch.zeros((len(rows), width), dtype=torch.long)
         hidden_rows: list[int] = []
         hidden_cols: list[int] = []
         target_tokens: list[int] = []
-        for row, request in enumerate(batch):
-            ids = list(request.context_ids) + list(request.target_ids)
-            offset = width - len(ids) if self.padding_side == "left" else 0
-            input_ids[row, offset : offset + len(ids)] = torch.tensor(ids)
-            attention[row, offset : offset + len(ids)] = 1
-            first = offset + len(request.context_ids)
+        for row, index in enumerate(rows):
+            suffix = sequences[index][depth:]
+            offset = width - len(suffix) if self.padding_side == "left" else 0
+            input_ids[row, offset : offset + len(suffix)] = torch.tensor(suffix)
+            mask[row, offset : offset + len(suffix)] = 1
+            request = requests[index]
             # the hidden state at position p predicts the token at p + 1
+            first = offset + len(request.context_ids) - depth
             hidden_cols.extend(range(first - 1, first - 1 + len(request.target_ids)))
             hidden_rows.extend([row] * len(request.target_ids))
             target_tokens.extend(request.target_ids)
-        position_ids = (attention.cumsum(dim=1) - 1).clamp(min=0)
+        position_ids = depth + (mask.cumsum(dim=1) - 1).clamp(min=0)
+        attention = torch.cat([torch.ones((len(rows), depth), dtype=torch.long), mask], dim=1)
+        past = _as_cache(cache, rows=len(rows))
         with torch.inference_mode():
-            body = self._model.get_decoder()
-            hidden = body(
+            hidden = self._model.get_decoder()(
                 input_ids=input_ids.to(device),
                 attention_mask=attention.to(device),
                 position_ids=position_ids.to(device),
-                use_cache=False,
+                past_key_values=past,
+                use_cache=past is not None,
             ).last_hidden_state
             selected = hidden[
                 torch.tensor(hidden_rows, device=device), torch.tensor(hidden_cols, device=device)
@@ -224,11 +293,11 @@ class HFEvaluationLM:
             token_logprobs = torch.cat(
                 list(self._project(selected, torch.tensor(target_tokens, device=device)))
             )
-        sums = torch.zeros(rows, dtype=torch.float64)
+        sums = torch.zeros(len(rows), dtype=torch.float64)
         sums.index_add_(0, torch.tensor(hidden_rows), token_logprobs.double().cpu())
         return [
-            LogprobResult(total=float(sums[row]), n_tokens=len(request.target_ids))
-            for row, request in enumerate(batch)
+            LogprobResult(total=float(sums[row]), n_tokens=len(requests[index].target_ids))
+            for row, index in enumerate(rows)
         ]
 
     def _project(self, hidden: Any, tokens: Any) -> Iterator[Any]:
@@ -248,6 +317,37 @@ class HFEvaluationLM:
             chunk_tokens = tokens[start : start + self.projection_chunk]
             picked = logits.gather(1, chunk_tokens[:, None]).squeeze(1)
             yield picked - torch.logsumexp(logits, dim=-1)
+
+
+def _empty_cache() -> Any:
+    from transformers import DynamicCache
+
+    return DynamicCache()
+
+
+def _as_cache(cache: tuple[tuple[Any, Any], ...] | None, *, rows: int) -> Any:
+    """A fresh cache holding ``cache``'s keys and values repeated over ``rows`` rows (growing it
+    never touches the tensors it was built from)."""
+    if cache is None:
+        return None
+    from transformers import DynamicCache
+
+    return DynamicCache(
+        ddp_cache_data=[
+            (keys.expand(rows, -1, -1, -1), values.expand(rows, -1, -1, -1))
+            for keys, values in cache
+        ]
+    )
+
+
+def supports_prefix_reuse(config: Any) -> bool:
+    """Whether every layer of the model attends over the whole prefix with a plain key/value
+    cache (no sliding windows, recurrent or linear-attention layers), so a shared prefix's keys
+    and values can be reused as they are."""
+    if getattr(config, "sliding_window", None):
+        return False
+    layer_types = getattr(config, "layer_types", None)
+    return not layer_types or all(t == "full_attention" for t in layer_types)
 
 
 def file_fingerprint(path: Path) -> str:

@@ -1,0 +1,92 @@
+"""Shared-prefix planning for teacher-forced scoring: which token prefixes to compute once.
+
+The requests of one paper share long prefixes: every prediction prompt starts with the system
+prompt and the synopsis, and the conditional prompts of one candidate against several references
+also share the candidate's judgments. :func:`plan_prefix_tree` arranges requests in a tree whose
+inner nodes are prefixes worth computing once (their keys and values then serve every request
+below them) and whose leaves are the requests' remaining suffixes. Pure Python, no torch: the
+plan is the same on every device; the transformers backend executes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+__all__ = ["PrefixNode", "plan_prefix_tree", "tokens_computed"]
+
+
+@dataclass
+class PrefixNode:
+    """Tokens ``[start, depth)`` of ``sequences[source]``, computed once on top of the parent's
+    keys and values (the root has ``start == depth == 0``); ``leaves`` are the requests scored
+    from this node's prefix (their tokens from ``depth`` on), ``children`` the longer shared
+    prefixes below it."""
+
+    start: int
+    depth: int
+    source: int
+    leaves: list[int] = field(default_factory=list)
+    children: list[PrefixNode] = field(default_factory=list)
+
+
+def _common_prefix(a: Sequence[int], b: Sequence[int], limit: int) -> int:
+    n = 0
+    while n < limit and a[n] == b[n]:
+        n += 1
+    return n
+
+
+def plan_prefix_tree(
+    sequences: Sequence[Sequence[int]], reusable: Sequence[int], *, min_shared: int = 16
+) -> PrefixNode:
+    """A tree covering every request exactly once as a leaf.
+
+    ``reusable[i]`` is how many leading tokens of ``sequences[i]`` may come from a shared prefix
+    (for scoring: the context length minus one, since the last context position must be computed
+    to predict the first target token). A prefix is shared only by two or more requests and only
+    when it extends its parent by at least ``min_shared`` tokens (each shared prefix costs one
+    extra forward call). Every request's leaf lies below prefixes it really starts with.
+    """
+    if len(sequences) != len(reusable):
+        raise ValueError("sequences and reusable must have the same length")
+    if min_shared < 1:
+        raise ValueError("min_shared must be at least 1")
+    order = sorted(range(len(sequences)), key=lambda i: tuple(sequences[i]))
+    # in sorted order, the longest prefix a request shares with any other is shared with a
+    # neighbour; links[k] is what order[k] and order[k + 1] share, capped by both limits
+    links = [
+        _common_prefix(sequences[a], sequences[b], min(reusable[a], reusable[b], len(sequences[a])))
+        for a, b in zip(order, order[1:])
+    ]
+    root = PrefixNode(start=0, depth=0, source=order[0] if order else -1)
+    stack = [(root, 0, len(order))]  # (node, first, end) over positions in ``order``
+    while stack:
+        node, first, end = stack.pop()
+        position = first
+        while position < end:
+            # a run: the longest stretch whose neighbouring links reach min_shared past depth
+            stop = position
+            while stop + 1 < end and links[stop] >= node.depth + min_shared:
+                stop += 1
+            if stop == position:
+                node.leaves.append(order[position])
+            else:
+                shared = min(links[position:stop])
+                child = PrefixNode(start=node.depth, depth=shared, source=order[position])
+                node.children.append(child)
+                stack.append((child, position, stop + 1))
+            position = stop + 1
+    return root
+
+
+def tokens_computed(root: PrefixNode, lengths: Sequence[int]) -> int:
+    """Tokens the plan runs through the model (each shared prefix once, each leaf's suffix)."""
+    total = 0
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        total += node.depth - node.start
+        total += sum(lengths[i] - node.depth for i in node.leaves)
+        stack.extend(node.children)
+    return total
