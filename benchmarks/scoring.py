@@ -21,8 +21,9 @@ Then the cost of m = 1, 2, 4 candidate models on the same references through the
 
     python benchmarks/scoring.py --pairs 40
 
-``--export-workload FILE`` also writes the requests' token ids for ``benchmarks/scoring_gpu.py``
-(the 8B-shaped GPU run); the file is derived from the review data: do not commit it.
+``--export-workload FILE`` writes the requests' token ids instead of timing them, for
+``benchmarks/scoring_gpu.py`` (the 8B-shaped GPU run); the file is derived from the review data:
+do not commit it.
 """
 
 from __future__ import annotations
@@ -191,7 +192,9 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-vllm", action="store_true")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "scoring_cpu.json")
-    parser.add_argument("--export-workload", type=Path, help="write the requests' token ids here")
+    parser.add_argument(
+        "--export-workload", type=Path, help="only write the requests' token ids to this file"
+    )
     args = parser.parse_args(argv)
     torch.manual_seed(args.seed)
     lm = load_evaluation_lm("embedded").backend  # the transformers backend itself
@@ -207,6 +210,8 @@ def main(argv: list[str] | None = None) -> dict:
         rows = [{"context": r.context_ids, "target": r.target_ids} for r in requests]
         args.export_workload.parent.mkdir(parents=True, exist_ok=True)
         args.export_workload.write_text(json.dumps({"source": source, "requests": rows}))
+        print(f"wrote {len(rows)} requests to {args.export_workload}")
+        return {"source": source, "exported": len(rows)}
     lengths = [r.length for r in requests]
     plan = plan_prefix_tree(
         [r.context_ids + r.target_ids for r in requests],

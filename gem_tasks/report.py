@@ -40,7 +40,9 @@ def read_validation_logs(
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Robustness rows (one per scorer and perturbation) and correlation rows (one per scorer)
     from the headers of the logs under ``sources`` (files or folders). Logs of other tasks and
-    unfinished logs are skipped and listed in the frames' ``attrs["skipped"]``."""
+    unfinished logs are skipped and listed in the frames' ``attrs["skipped"]``; when several logs
+    measure the same scorer on the same perturbation (or correlation) with the same evaluation LM,
+    the newest is kept and the others are listed there as superseded."""
     robust_rows, corr_rows, skipped = [], [], []
     paths = log_paths(sources)
     for path in tqdm(paths, desc="reading logs", disable=not progress, unit="log"):
@@ -69,6 +71,8 @@ def read_validation_logs(
                         "p": _metric(score, "paired_p"),
                         "verdict": _metric(score, "verdict"),
                         "evaluation_lm": log.eval.task_args.get("scorer_lm"),
+                        "level": log.eval.task_args.get("level"),
+                        "created": log.eval.created,
                         "log": path,
                     }
                 )
@@ -81,15 +85,32 @@ def read_validation_logs(
                         "spearman_rho": _metric(score, "spearman_rho"),
                         "p": _metric(score, "spearman_p"),
                         "evaluation_lm": log.eval.task_args.get("scorer_lm"),
+                        "created": log.eval.created,
                         "log": path,
                     }
                 )
         else:
             skipped.append(f"{path}: task {task} is not a validation task")
-    robust = pd.DataFrame(robust_rows)
-    corr = pd.DataFrame(corr_rows)
+    robust = _keep_newest(
+        pd.DataFrame(robust_rows), ["scorer", "perturbation", "level", "evaluation_lm"], skipped
+    )
+    corr = _keep_newest(pd.DataFrame(corr_rows), ["scorer", "evaluation_lm"], skipped)
     robust.attrs["skipped"] = corr.attrs["skipped"] = skipped
     return robust, corr
+
+
+def _keep_newest(frame: pd.DataFrame, key: list[str], skipped: list[str]) -> pd.DataFrame:
+    """One row per ``key``: the newest log's; the older ones are listed in ``skipped``."""
+    if frame.empty:
+        return frame
+    frame = frame.sort_values(["created", "log"], kind="stable").reset_index(drop=True)
+    labels = frame[key].apply(lambda row: " / ".join(str(v) for v in row), axis=1)
+    newest = dict(zip(labels, frame["log"]))  # the last row of each label wins
+    older = labels.duplicated(keep="last")
+    for index in frame.index[older]:
+        label = labels[index]
+        skipped.append(f"{frame.at[index, 'log']}: {label} superseded by the newer {newest[label]}")
+    return frame[~older].reset_index(drop=True)
 
 
 def _cell(row: pd.Series) -> str:

@@ -83,13 +83,16 @@ def test_cpu_benchmark_on_the_demo_data(tmp_path: Path, monkeypatch):
     scoring = load_benchmark("scoring")
     monkeypatch.setattr(scoring, "SHARED", tmp_path / "absent")  # the bundled demo
     out, workload = tmp_path / "cpu.json", tmp_path / "workload.json"
-    report = scoring.main(
-        ["--pairs", "4", "--no-vllm", "--out", str(out), "--export-workload", str(workload)]
-    )
+    exported = scoring.main(["--pairs", "4", "--export-workload", str(workload)])
+    assert exported == {"source": "bundled demo", "exported": 8}
+    assert not out.exists()
+    rows = json.loads(workload.read_text())["requests"]
+    assert len(rows) == 8 and all(row["context"] and row["target"] for row in rows)
+    report = scoring.main(["--pairs", "4", "--no-vllm", "--out", str(out)])
+    assert json.loads(out.read_text()) == report
     assert report["source"] == "bundled demo"
     assert [b["backend"] for b in report["backends"]] == ["baseline", "hf", "hf-no-reuse"]
     assert report["tokens_planned"] < report["tokens"]
-    assert len(json.loads(workload.read_text())["requests"]) == 8
     costs = {c["models"]: c for c in report["candidate_cost"]}
     # demo papers have 3 reviews: 2 references x (GEM, GEM-S) = 4 pairs, 4 marginals paid once
     assert [costs[m]["forward_requests"] for m in (1, 2, 4)] == [8, 12, 20]

@@ -4,15 +4,17 @@ embedded model, the report from the logs they write."""
 from __future__ import annotations
 
 import math
+import shutil
 
 import numpy as np
 import pandas as pd
 import pytest
-from inspect_ai.log import read_eval_log
+from inspect_ai.log import read_eval_log, write_eval_log
 from scipy import stats
 
 from conftest import write_jsonl
 from gem_tasks.cli import main as cli_main
+from gem_tasks.report import read_validation_logs
 from test_inspect_eval import inspect_eval
 
 pytestmark = pytest.mark.slow
@@ -131,6 +133,21 @@ def test_report_from_the_logs(validation_logs, tmp_path, capsys):
     assert failures.loc["gem", "tested"] == 1
     assert failures.loc["gem", "degradations_failed"] == int(row["verdict"] < 0.5)
     assert "Tables 4-5" in capsys.readouterr().out
+
+
+def test_report_keeps_the_newest_of_repeated_measurements(validation_logs, tmp_path):
+    root, deletion_log, _ = validation_logs
+    [original] = sorted((root / "deletion" / "logs").glob("*.eval"))
+    rerun = deletion_log.model_copy(deep=True)
+    rerun.eval.created = "2100-01-01T00:00:00+00:00"  # a later run of the same measurement
+    rerun.results.scores[0].metrics["smd"].value = -9.0
+    write_eval_log(rerun, str(tmp_path / "rerun.eval"))
+    shutil.copy(original, tmp_path / "original.eval")
+    robust, _ = read_validation_logs([tmp_path], progress=False)
+    assert len(robust) == 1 and robust.iloc[0]["smd"] == -9.0
+    [note] = robust.attrs["skipped"]
+    assert "original.eval: gem / judgment_deletion" in note and note.endswith("rerun.eval")
+    assert "superseded by the newer" in note
 
 
 def test_report_on_a_missing_folder_is_a_clear_error(tmp_path, capsys):
