@@ -12,7 +12,11 @@ SmolLM2 generations on a CPU) and SmolLM2's rewrites are poor; it is left out he
 
 Runs the ``gem_tasks/robustness`` task once per (strategy, level), then ``gem-tasks report``:
 
-    python benchmarks/validation_iclr2023.py --papers 150 --raw-papers 40 --dtype bfloat16
+    python benchmarks/validation_iclr2023.py --dtype bfloat16
+
+The committed results came from ``--papers 150 --raw-papers 20`` (all five runs) and then
+``--raw-papers 150 --only sentence_deletion meaningless_elongation`` with the score cache in
+``$GEM_TASKS_CACHE_DIR`` kept between them; the report keeps the newest log of each cell.
 
 Writes ``benchmarks/results/validation_iclr2023/`` (records, logs, report.md, CSVs).
 """
@@ -73,7 +77,8 @@ def main() -> None:
         raise SystemExit(f"{args.data}: not found (the shared review data is not in this checkout)")
     args.out.mkdir(parents=True, exist_ok=True)
     logs = args.out / "logs"
-    timings = {}
+    timings_file = args.out / "timings.json"
+    timings = json.loads(timings_file.read_text()) if timings_file.exists() else {}
     for strategy, level, scorer, count in RUNS:
         if args.only and strategy not in args.only:
             continue
@@ -97,13 +102,11 @@ def main() -> None:
             display="plain",
             max_tokens=64,
         )
-        timings[f"{strategy}/{level}/{scorer}"] = round(time.perf_counter() - started, 1)
-        print(
-            f"{strategy} ({level}, {scorer}, {papers} papers): {log.status}, "
-            f"{timings[f'{strategy}/{level}/{scorer}']} s"
-        )
+        seconds = round(time.perf_counter() - started, 1)
+        timings[f"{strategy}/{level}/{scorer} ({papers} papers)"] = seconds
+        print(f"{strategy} ({level}, {scorer}, {papers} papers): {log.status}, {seconds} s")
     paths = write_report([logs], args.out, progress=False)
-    (args.out / "timings.json").write_text(json.dumps(timings, indent=2))
+    timings_file.write_text(json.dumps(timings, indent=2) + "\n")
     print(paths["markdown"].read_text())
 
 

@@ -105,11 +105,12 @@ def _keep_newest(frame: pd.DataFrame, key: list[str], skipped: list[str]) -> pd.
         return frame
     frame = frame.sort_values(["created", "log"], kind="stable").reset_index(drop=True)
     labels = frame[key].apply(lambda row: " / ".join(str(v) for v in row), axis=1)
-    newest = dict(zip(labels, frame["log"]))  # the last row of each label wins
+    names = frame["log"].map(lambda log: str(log).rsplit("/", 1)[-1])
+    newest = dict(zip(labels, names))  # the last row of each label wins
     older = labels.duplicated(keep="last")
     for index in frame.index[older]:
         label = labels[index]
-        skipped.append(f"{frame.at[index, 'log']}: {label} superseded by the newer {newest[label]}")
+        skipped.append(f"{names[index]}: {label} superseded by the newer {newest[label]}")
     return frame[~older].reset_index(drop=True)
 
 
