@@ -40,6 +40,7 @@ from pathlib import Path
 
 import psutil
 import torch
+from reference import baseline_logprobs
 
 from scorers.backends import load_evaluation_lm
 from scorers.backends.base import ScoringRequest
@@ -115,19 +116,6 @@ def build_requests(tokenizer: object, triples: list[tuple[str, str, str]]) -> li
             messages = prediction_messages(synopsis=synopsis, judgments=judgments.strip())
             requests.append(build_scoring_request(tokenizer, messages, y.strip()))
     return requests
-
-
-def baseline_logprobs(model: object, requests: list[ScoringRequest]) -> list[float]:
-    """The authors' notebook: one full forward per request, log-softmax everywhere, gather."""
-    totals = []
-    with torch.inference_mode():
-        for request in requests:
-            ids = torch.tensor([list(request.context_ids) + list(request.target_ids)])
-            logprobs = torch.log_softmax(model(ids).logits[0].float(), dim=-1)
-            start = len(request.context_ids)
-            positions = torch.arange(start - 1, ids.shape[1] - 1)
-            totals.append(float(logprobs[positions, ids[0, start:]].sum()))
-    return totals
 
 
 def timed(name: str, run, requests: list[ScoringRequest], n_pairs: int) -> dict:

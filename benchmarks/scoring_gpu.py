@@ -18,12 +18,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import torch
+
+if __package__ in (None, "") and "scorers" not in sys.modules:
+    # run as a script from a plain copy of the repository (the GPU machine): find ``scorers``
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from reference import baseline_logprobs
 
 from scorers.backends.base import ScoringRequest
 from scorers.backends.hf import HFEvaluationLM
@@ -92,22 +99,6 @@ def load_requests(path: Path, vocab_size: int, seed: int = 0) -> list[ScoringReq
         )
         for row in rows
     ]
-
-
-def baseline_logprobs(model: Any, requests: list[ScoringRequest]) -> list[float]:
-    """The authors' notebook: one full forward per request, log-softmax everywhere, gather."""
-    device = next(model.parameters()).device
-    totals = []
-    with torch.inference_mode():
-        for request in requests:
-            ids = torch.tensor(
-                [list(request.context_ids) + list(request.target_ids)], device=device
-            )
-            logprobs = torch.log_softmax(model(ids).logits[0].float(), dim=-1)
-            start = len(request.context_ids)
-            positions = torch.arange(start - 1, ids.shape[1] - 1, device=device)
-            totals.append(float(logprobs[positions, ids[0, start:]].sum()))
-    return totals
 
 
 def forward_flops(shape: dict[str, Any], positions: range, projected: int) -> float:
