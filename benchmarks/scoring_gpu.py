@@ -34,7 +34,7 @@ from reference import baseline_logprobs
 
 from scorers.backends.base import ScoringRequest
 from scorers.backends.hf import HFEvaluationLM
-from scorers.backends.prefix_tree import plan_prefix_tree
+from scorers.backends.prefix_tree import forward_segments, plan_prefix_tree
 
 HERE = Path(__file__).resolve().parent
 
@@ -123,17 +123,12 @@ def ours_flops(shape: dict[str, Any], requests: list[ScoringRequest], min_shared
     plan = plan_prefix_tree(
         sequences, [len(r.context_ids) - 1 for r in requests], min_shared=min_shared
     )
-    total = 0.0
-    stack = [plan]
-    while stack:
-        node = stack.pop()
-        total += forward_flops(shape, range(node.start, node.depth), 0)
-        for i in node.leaves:
-            total += forward_flops(
-                shape, range(node.depth, len(sequences[i])), len(requests[i].target_ids)
-            )
-        stack.extend(node.children)
-    return total
+    return sum(
+        forward_flops(
+            shape, range(start, end), 0 if index is None else len(requests[index].target_ids)
+        )
+        for start, end, index in forward_segments(plan, [len(s) for s in sequences])
+    )
 
 
 def synchronize(device: str) -> None:

@@ -14,7 +14,7 @@ from scorers.backends.base import (
     LogprobResult,
     ScoringRequest,
 )
-from scorers.backends.prefix_tree import PrefixNode, plan_prefix_tree
+from scorers.backends.prefix_tree import DEFAULT_MIN_SHARED, PrefixNode, plan_prefix_tree
 from scorers.chat import generation_prompt_ids
 
 __all__ = ["HFEvaluationLM", "token_budget_batches"]
@@ -62,7 +62,7 @@ class HFEvaluationLM:
         projection_chunk: int = 1024,
         padding_side: str = "right",
         prefix_reuse: bool = True,
-        min_shared_prefix: int = 64,
+        min_shared_prefix: int = DEFAULT_MIN_SHARED,
     ) -> None:
         if padding_side not in ("left", "right"):
             raise ValueError("padding_side must be 'left' or 'right'")

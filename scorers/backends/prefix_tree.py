@@ -10,10 +10,19 @@ plan is the same on every device; the transformers backend executes it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["PrefixNode", "plan_prefix_tree", "tokens_computed"]
+__all__ = [
+    "DEFAULT_MIN_SHARED",
+    "PrefixNode",
+    "forward_segments",
+    "plan_prefix_tree",
+    "tokens_computed",
+]
+
+DEFAULT_MIN_SHARED = 64
+"""Shortest extension worth a shared prefix of its own (each costs one extra forward call)."""
 
 
 @dataclass
@@ -38,7 +47,10 @@ def _common_prefix(a: Sequence[int], b: Sequence[int], limit: int) -> int:
 
 
 def plan_prefix_tree(
-    sequences: Sequence[Sequence[int]], reusable: Sequence[int], *, min_shared: int = 16
+    sequences: Sequence[Sequence[int]],
+    reusable: Sequence[int],
+    *,
+    min_shared: int = DEFAULT_MIN_SHARED,
 ) -> PrefixNode:
     """A tree covering every request exactly once as a leaf.
 
@@ -80,13 +92,21 @@ def plan_prefix_tree(
     return root
 
 
-def tokens_computed(root: PrefixNode, lengths: Sequence[int]) -> int:
-    """Tokens the plan runs through the model (each shared prefix once, each leaf's suffix)."""
-    total = 0
+def forward_segments(
+    root: PrefixNode, lengths: Sequence[int]
+) -> Iterator[tuple[int, int, int | None]]:
+    """Every span ``(start, end, request)`` of token positions the plan runs through the model:
+    each shared prefix once (``request`` None), then each request's suffix below it."""
     stack = [root]
     while stack:
         node = stack.pop()
-        total += node.depth - node.start
-        total += sum(lengths[i] - node.depth for i in node.leaves)
+        if node.depth > node.start:
+            yield node.start, node.depth, None
+        for index in node.leaves:
+            yield node.depth, lengths[index], index
         stack.extend(node.children)
-    return total
+
+
+def tokens_computed(root: PrefixNode, lengths: Sequence[int]) -> int:
+    """Tokens the plan runs through the model (each shared prefix once, each leaf's suffix)."""
+    return sum(end - start for start, end, _ in forward_segments(root, lengths))
