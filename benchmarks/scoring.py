@@ -16,6 +16,10 @@ the stated tolerance:
 - ``hf-no-reuse``: the same without prefix reuse (an ablation);
 - ``vllm``: our in-process vLLM engine, where vLLM is importable (the CPU build here).
 
+The papers are split into ``--rounds`` groups (default 4) and the backends take turns on each
+group, the order rotated from round to round, so that a drift in the machine's speed (a shared
+or throttling CPU) falls on every backend alike; the per-round speed-ups show the spread.
+
 Then the cost of m = 1, 2, 4 candidate models on the same references through the cache
 (forward passes and tokens computed; marginals are paid once) and the hit rate of a re-run.
 
@@ -36,6 +40,7 @@ import random
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
@@ -118,21 +123,64 @@ def build_requests(tokenizer: object, triples: list[tuple[str, str, str]]) -> li
     return requests
 
 
-def timed(name: str, run, requests: list[ScoringRequest], n_pairs: int) -> dict:
-    gc.collect()
-    with PeakRSS() as memory:
-        started = time.perf_counter()
-        totals = run(requests)
-        seconds = time.perf_counter() - started
+def paper_groups(triples: list[tuple[str, str, str]], rounds: int) -> list[list[int]]:
+    """Request indices split into ``rounds`` contiguous groups of whole papers (a paper's
+    triples share its candidate), as even as the papers allow."""
+    papers: list[list[int]] = []
+    previous = None
+    for t, (_, candidate, _) in enumerate(triples):
+        if candidate != previous:
+            papers.append([])
+            previous = candidate
+        papers[-1].extend((2 * t, 2 * t + 1))  # build_requests: two requests per triple
+    rounds = max(1, min(rounds, len(papers)))
+    groups: list[list[int]] = [[] for _ in range(rounds)]
+    for p, indices in enumerate(papers):
+        groups[p * rounds // len(papers)].extend(indices)
+    return groups
+
+
+def interleaved(
+    runs: dict[str, Callable[[list[ScoringRequest]], list[float]]],
+    requests: list[ScoringRequest],
+    groups: list[list[int]],
+    n_pairs: int,
+) -> list[dict]:
+    """Every backend on every group of papers, the order rotated from group to group, so a
+    drift in the machine's speed during the run falls on all backends alike."""
+    names = list(runs)
+    seconds = {n: [] for n in names}
+    totals: dict[str, list[float]] = {n: [0.0] * len(requests) for n in names}
+    peaks = {n: 0 for n in names}
+    for g, group in enumerate(groups):
+        batch = [requests[i] for i in group]
+        shift = g % len(names)
+        for name in names[shift:] + names[:shift]:
+            gc.collect()
+            with PeakRSS() as memory:
+                started = time.perf_counter()
+                got = runs[name](batch)
+                seconds[name].append(time.perf_counter() - started)
+            peaks[name] = max(peaks[name], memory.peak)
+            for i, total in zip(group, got):
+                totals[name][i] = total
     tokens = sum(r.length for r in requests)
-    return {
-        "backend": name,
-        "seconds": seconds,
-        "pairs_per_s": n_pairs / seconds,
-        "tokens_per_s": tokens / seconds,
-        "peak_rss_gb": memory.peak / 2**30,
-        "totals": totals,
-    }
+    return [
+        {
+            "backend": name,
+            "seconds": sum(seconds[name]),
+            "round_seconds": seconds[name],
+            "pairs_per_s": n_pairs / sum(seconds[name]),
+            "tokens_per_s": tokens / sum(seconds[name]),
+            "peak_rss_gb": peaks[name] / 2**30,
+            "totals": totals[name],
+        }
+        for name in names
+    ]
+
+
+def timed(name: str, run, requests: list[ScoringRequest], n_pairs: int) -> dict:
+    return interleaved({name: run}, requests, [list(range(len(requests)))], n_pairs)[0]
 
 
 def check_agreement(name: str, totals: list[float], reference: list[float], requests) -> float:
@@ -178,6 +226,12 @@ def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pairs", type=int, default=40)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=4,
+        help="groups of papers; the backends take turns on each (default 4)",
+    )
     parser.add_argument("--no-vllm", action="store_true")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "scoring_cpu.json")
     parser.add_argument(
@@ -201,19 +255,20 @@ def main(argv: list[str] | None = None) -> dict:
         print(f"wrote {len(rows)} requests to {args.export_workload}")
         return {"source": source, "exported": len(rows)}
     lengths = [r.length for r in requests]
-    plan = plan_prefix_tree(
-        [r.context_ids + r.target_ids for r in requests],
-        [len(r.context_ids) - 1 for r in requests],
-        min_shared=lm.min_shared_prefix,
+    groups = paper_groups(triples, args.rounds)
+    planned = 0
+    for group in groups:  # each round is one call, planned on its own
+        plan = plan_prefix_tree(
+            [requests[i].context_ids + requests[i].target_ids for i in group],
+            [len(requests[i].context_ids) - 1 for i in group],
+            min_shared=lm.min_shared_prefix,
+        )
+        planned += tokens_computed(plan, [lengths[i] for i in group])
+    print(
+        f"prefix reuse: {planned} of {sum(lengths)} tokens run through the model "
+        f"({len(groups)} rounds of whole papers, the backends taking turns)"
     )
-    planned = tokens_computed(plan, lengths)
-    print(f"prefix reuse: {planned} of {sum(lengths)} tokens run through the model")
 
-    results = [timed("baseline", lambda rs: baseline_logprobs(lm.model, rs), requests, args.pairs)]
-    reference = results[0]["totals"]
-    ours = timed("hf", lambda rs: [r.total for r in lm.target_logprobs(rs)], requests, args.pairs)
-    ours["max_abs_diff"] = check_agreement("hf", ours["totals"], reference, requests)
-    results.append(ours)
     no_reuse = HFEvaluationLM(
         lm.model,
         lm.tokenizer,
@@ -221,16 +276,21 @@ def main(argv: list[str] | None = None) -> dict:
         prefix_reuse=False,
         max_batch_tokens=lm.max_batch_tokens,
     )
-    ablation = timed(
-        "hf-no-reuse",
-        lambda rs: [r.total for r in no_reuse.target_logprobs(rs)],
+    results = interleaved(
+        {
+            "baseline": lambda rs: baseline_logprobs(lm.model, rs),
+            "hf": lambda rs: [r.total for r in lm.target_logprobs(rs)],
+            "hf-no-reuse": lambda rs: [r.total for r in no_reuse.target_logprobs(rs)],
+        },
         requests,
+        groups,
         args.pairs,
     )
-    ablation["max_abs_diff"] = check_agreement(
-        "hf-no-reuse", ablation["totals"], reference, requests
-    )
-    results.append(ablation)
+    reference = results[0]["totals"]
+    for run in results[1:]:
+        run["max_abs_diff"] = check_agreement(run["backend"], run["totals"], reference, requests)
+        ratios = [b / o for b, o in zip(results[0]["round_seconds"], run["round_seconds"])]
+        run["round_speedups"] = ratios
     if not args.no_vllm and importlib.util.find_spec("vllm") is not None:
         from scorers.backends.embedded import materialize_embedded
         from scorers.backends.vllm import VLLMEngineLM
@@ -256,10 +316,12 @@ def main(argv: list[str] | None = None) -> dict:
         f"{'peak RSS GB':>12} {'max |diff|':>11}"
     )
     for r in results:
+        spread = r.get("round_speedups")
         print(
             f"{r['backend']:12} {r['pairs_per_s']:9.3f} {r['tokens_per_s']:10.0f} "
             f"{r['pairs_per_s'] / base:11.2f} {r['peak_rss_gb']:12.2f} "
             f"{r.get('max_abs_diff', 0.0):11.1e}"
+            + (f"   rounds {min(spread):.2f}-{max(spread):.2f}x" if spread else "")
         )
 
     costs = [candidate_cost(lm, triples, m) for m in (1, 2, 4)]
@@ -281,6 +343,7 @@ def main(argv: list[str] | None = None) -> dict:
         "tokens": sum(lengths),
         "tokens_planned": planned,
         "torch_threads": torch.get_num_threads(),
+        "rounds": len(groups),
         "backends": results,
         "candidate_cost": costs,
     }

@@ -100,3 +100,35 @@ def test_cpu_benchmark_on_the_demo_data(tmp_path: Path, monkeypatch):
     assert [costs[m]["forward_requests"] for m in (1, 2, 4)] == [8, 12, 20]
     assert [costs[m]["naive_requests"] for m in (1, 2, 4)] == [8, 16, 32]
     assert all(c["rerun_hit_rate"] == 1.0 and c["rerun_new_requests"] == 0 for c in costs.values())
+
+
+def test_rounds_split_whole_papers_and_rotate_the_backends():
+    from scorers.backends.base import ScoringRequest
+
+    scoring = load_benchmark("scoring")
+    # three papers (candidates x1, x2, x3), GEM then GEM-S triples, two requests per triple
+    triples = [("s", "x1", "a"), ("s", "x1", "b"), ("t", "x1", "a"), ("s", "x2", "c")]
+    triples += [("s", "x3", "d"), ("t", "x3", "d")]
+    assert scoring.paper_groups(triples, 2) == [list(range(8)), list(range(8, 12))]
+    groups = scoring.paper_groups(triples, 10)  # at most one round per paper
+    assert groups == [list(range(6)), [6, 7], list(range(8, 12))]
+    assert scoring.paper_groups(triples, 1) == [list(range(12))]
+
+    calls = []
+
+    def backend(name):
+        def run(batch):
+            calls.append(name)
+            return [float(r.context_ids[0]) + (name == "b") for r in batch]
+
+        return run
+
+    requests = [ScoringRequest((i,), (0,)) for i in range(12)]
+    runs = {name: backend(name) for name in ("a", "b", "c")}
+    results = scoring.interleaved(runs, requests, groups, n_pairs=6)
+    assert calls == ["a", "b", "c", "b", "c", "a", "c", "a", "b"]
+    by_name = {r["backend"]: r for r in results}
+    assert by_name["a"]["totals"] == [float(i) for i in range(12)]  # back in request order
+    assert by_name["b"]["totals"] == [i + 1.0 for i in range(12)]
+    assert all(len(r["round_seconds"]) == 3 for r in results)
+    assert by_name["a"]["seconds"] == pytest.approx(sum(by_name["a"]["round_seconds"]))

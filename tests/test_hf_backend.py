@@ -46,10 +46,39 @@ def test_batched_equals_unbatched_and_padding_side_is_irrelevant(tiny_model, tok
         tiny_model, tokenizer, identity="t", max_batch_tokens=10**6, padding_side="left"
     )
     chunked = HFEvaluationLM(tiny_model, tokenizer, identity="t", projection_chunk=5)
+    whole_vocab = HFEvaluationLM(tiny_model, tokenizer, identity="t", vocab_chunk=0)
+    odd_slices = HFEvaluationLM(tiny_model, tokenizer, identity="t", vocab_chunk=1000)
+    assert one_at_a_time.vocab_chunk == 1024  # the CPU default slices the head
     reference = [r.total for r in one_at_a_time.target_logprobs(requests)]
-    for backend in (batched_right, batched_left, chunked):
+    for backend in (batched_right, batched_left, chunked, whole_vocab, odd_slices):
         got = [r.total for r in backend.target_logprobs(requests)]
         assert got == pytest.approx(reference, abs=1e-4)
+
+
+@pytest.mark.parametrize("step", [1, 3, 4, 10])
+def test_sliced_projection_equals_full_log_softmax(step):
+    """Vocabulary slices with a running maximum give the full log-softmax, with a bias, a
+    logit scale and soft-capping applied per slice, a masked (-inf) entry, huge logits, and a
+    target in the last (short) slice."""
+    from scorers.backends.hf import _sliced_logprobs
+
+    generator = torch.Generator().manual_seed(0)
+    head = torch.nn.Linear(6, 10)
+    with torch.no_grad():
+        head.weight.copy_(torch.randn(10, 6, generator=generator) * 30)
+        head.bias.copy_(torch.randn(10, generator=generator))
+        head.bias[2] = float("-inf")
+
+    def transform(logits):
+        return torch.tanh(logits * 0.5 / 40.0) * 40.0
+
+    rows = torch.randn(5, 6, generator=generator)
+    tokens = torch.tensor([0, 9, 3, 7, 9])
+    with torch.no_grad():
+        want = torch.log_softmax(transform(head(rows)).double(), dim=-1)[range(5), tokens]
+        got = _sliced_logprobs(rows, tokens, head, step, transform)
+    assert torch.isfinite(got).all()
+    assert got.double().tolist() == pytest.approx(want.tolist(), abs=1e-5)
 
 
 def test_results_come_back_in_request_order(tiny_lm):
@@ -155,6 +184,53 @@ def test_prefix_reuse_gives_the_same_results_with_fewer_tokens(tiny_model, token
     assert unshared == sum(lengths)  # one row per forward on a CPU: no padding
     # the system prompt alone is ~70 tokens of each of the 12 requests
     assert shared < 0.6 * sum(lengths)
+
+
+@pytest.mark.parametrize("min_shared", [4, 64])
+def test_sibling_prefixes_are_extended_together(tiny_model, tokenizer, min_shared):
+    """With a token budget, sibling prefixes (the two papers below the system prompt, and
+    below each paper's synopsis the candidate's and the "Not available" judgments) run in one
+    padded forward; results stay the naive ones and the real tokens computed are the plan's."""
+    from scorers.backends.prefix_tree import plan_prefix_tree, tokens_computed
+
+    requests = paper_requests(tokenizer)
+    naive = [naive_logprob(tiny_model, r) for r in requests]
+    one = HFEvaluationLM(
+        tiny_model, tokenizer, identity="t", max_batch_tokens=1, min_shared_prefix=min_shared
+    )
+    batched = HFEvaluationLM(
+        tiny_model, tokenizer, identity="t", max_batch_tokens=10**6, min_shared_prefix=min_shared
+    )
+    plan = plan_prefix_tree(
+        [r.context_ids + r.target_ids for r in requests],
+        [len(r.context_ids) - 1 for r in requests],
+        min_shared=min_shared,
+    )
+    inner: list[int] = []
+    stack = [plan]
+    while stack:
+        node = stack.pop()
+        inner.append(len(node.children))
+        stack.extend(node.children)
+    if min_shared == 4:
+        assert max(inner) >= 2  # the fine-grained tree really has siblings of unequal length
+    planned = tokens_computed(plan, [r.length for r in requests])
+    for backend in (one, batched):
+        got = [r.total for r in backend.target_logprobs(requests)]
+        assert got == pytest.approx(naive, abs=1e-4)
+        assert backend.stats["tokens"] == planned
+    assert one.stats["padded_tokens"] == planned  # one row per forward: no padding
+    assert one.stats["forwards"] == len(requests) + sum(inner)  # one per leaf, one per prefix
+    # batched: one forward per group of siblings and per node's leaves
+    nodes_with_leaves = 0
+    stack = [plan]
+    while stack:
+        node = stack.pop()
+        nodes_with_leaves += bool(node.leaves)
+        stack.extend(node.children)
+    groups = sum(1 for n in inner if n)
+    assert batched.stats["forwards"] == nodes_with_leaves + groups < one.stats["forwards"]
+    assert batched.stats["padded_tokens"] > planned
 
 
 def test_prefix_reuse_is_off_for_sliding_window_models(tokenizer):
