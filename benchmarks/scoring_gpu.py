@@ -196,6 +196,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     results: dict[str, Any] = {}
     reference: list[float] = []
     for label, (run, flops) in runs.items():
+        ours_lm.stats.clear()
         totals, seconds, memory = timed(run, requests, args.device)
         if label == "baseline":
             reference = totals
@@ -216,15 +217,26 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         }
     speedup = results["ours"]["tokens_per_s"] / results["baseline"]["tokens_per_s"]
     results["ours"]["speedup"] = speedup
-    print(f"\n{'':9} {'tokens/s':>10} {'x base':>7} {'TFLOP/s':>8} {'MFU':>6} {'peak GiB':>9}")
+    stats = ours_lm.stats
+    results["ours"]["forwards"] = stats["forwards"]
+    results["ours"]["tokens_per_forward"] = stats["tokens"] / max(1, stats["forwards"])
+    results["ours"]["padding"] = 1 - stats["tokens"] / max(1, stats["padded_tokens"])
+    results["baseline"]["forwards"] = len(requests)
+    results["baseline"]["tokens_per_forward"] = tokens / max(1, len(requests))
+    print(
+        f"\n{'':9} {'tokens/s':>10} {'x base':>7} {'TFLOP/s':>8} {'MFU':>6} {'peak GiB':>9} "
+        f"{'forwards':>9} {'tok/fwd':>8}"
+    )
     for label, r in results.items():
         mfu = f"{r['mfu']:.1%}" if r["mfu"] is not None else "n/a"
         memory = f"{r['peak_memory_gib']:.1f}" if r["peak_memory_gib"] is not None else "n/a"
         print(
             f"{label:9} {r['tokens_per_s']:10.0f} "
             f"{r['tokens_per_s'] / results['baseline']['tokens_per_s']:7.2f} "
-            f"{r['achieved_tflops']:8.1f} {mfu:>6} {memory:>9}"
+            f"{r['achieved_tflops']:8.1f} {mfu:>6} {memory:>9} {r['forwards']:9} "
+            f"{r['tokens_per_forward']:8.0f}"
         )
+    print(f"ours: padding is {results['ours']['padding']:.1%} of the tokens it runs")
     report = {
         "device": name,
         "shape": args.shape,

@@ -78,6 +78,12 @@ def test_gpu_benchmark_smoke_on_cpu(tmp_path: Path):
     assert ours["executed_tflop"] < 0.6 * baseline["executed_tflop"]
     assert ours["mfu"] == pytest.approx(ours["achieved_tflops"] / 1.0)
     assert ours["speedup"] == pytest.approx(ours["tokens_per_s"] / baseline["tokens_per_s"])
+    # ours: the two papers' prompt + synopsis (80 tokens each) in one forward, then each
+    # paper's six suffixes in one batch; the baseline: one forward per request
+    assert (ours["forwards"], baseline["forwards"]) == (3, 12)
+    suffixes = 2 * sum(15 + 5 + r + 2 + 5 + r for r in range(3))
+    assert ours["tokens_per_forward"] == pytest.approx((2 * 80 + suffixes) / 3)
+    assert 0 < ours["padding"] < 0.5
 
 
 @pytest.mark.usefixtures("isolated_cache")
