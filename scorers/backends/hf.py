@@ -46,10 +46,11 @@ class HFEvaluationLM:
 
     Scoring computes each prompt prefix shared by several requests once (system prompt and
     synopsis across a paper's pairs, a candidate's judgments across its references) and reuses
-    its keys and values; the remaining suffixes run in length-sorted, token-budget batches, and
-    the output projection is applied only at target positions (memory O(target tokens x
-    vocabulary), never batch x sequence x vocabulary). Results do not depend on prefix reuse,
-    batching or padding side beyond floating-point summation order.
+    its keys and values; sibling prefixes are extended together and the remaining suffixes run
+    in length-sorted, token-budget batches; the output projection is applied only at target
+    positions, in row chunks and (on a CPU) vocabulary slices, so memory is O(target tokens x
+    vocabulary) at most and never batch x sequence x vocabulary. Results do not depend on prefix
+    reuse, batching, slicing or padding side beyond floating-point summation order.
     """
 
     def __init__(
