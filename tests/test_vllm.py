@@ -177,6 +177,28 @@ def test_engine_server_and_transformers_agree(engine, server_lm, hf_fp32, demo_r
     )
 
 
+def test_cpu_engine_computes_on_every_core(engine):
+    """The in-process engine's worker pins its threads to every core this process may use (vLLM
+    would leave one to a serving front end), and the environment is restored after start-up."""
+    import psutil
+
+    if os.environ.get("VLLM_CPU_OMP_THREADS_BIND") or os.environ.get(
+        "VLLM_CPU_NUM_OF_RESERVED_CPU"
+    ):
+        pytest.skip("the user's own vLLM CPU core settings apply")
+    cores = [c for c in psutil.Process().children() if c.name() == "VLLM::EngineCore"]
+    workers = [w for core in cores for w in core.children() if w.name() == "VLLM::Worker"]
+    assert workers, "no vLLM CPU worker found below this process"
+    pinned: set[int] = set()
+    for thread in workers[0].threads():
+        try:
+            pinned |= os.sched_getaffinity(thread.id)
+        except OSError:  # the thread ended meanwhile
+            continue
+    assert pinned == os.sched_getaffinity(0)
+    assert "VLLM_CPU_NUM_OF_RESERVED_CPU" not in os.environ
+
+
 def test_engine_matches_per_request_and_reads_by_token_id(engine, hf_fp32):
     ids = hf_fp32.tokenizer(
         "The reviewer appreciates the clear writing.", add_special_tokens=False

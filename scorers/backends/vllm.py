@@ -14,12 +14,14 @@ depend on request order (vLLM issue 42019), and prompt-logprob requests skip the
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
+import os
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -55,6 +57,28 @@ def _prefill_ids(tokenizer: Any, settings: GenerationSettings) -> list[int]:
     if not settings.prefill:
         return []
     return tokenizer(settings.prefill, add_special_tokens=False)["input_ids"]
+
+
+_CPU_CORE_VARIABLES = ("VLLM_CPU_OMP_THREADS_BIND", "VLLM_CPU_NUM_OF_RESERVED_CPU")
+
+
+@contextlib.contextmanager
+def all_cores_for_cpu_engine(is_cpu: bool) -> Iterator[None]:
+    """While an engine starts on vLLM's CPU platform, let its worker compute on every core.
+
+    By default the CPU worker leaves one core to a serving front end, which an in-process scorer
+    does not run; on a 2-core machine that halves the scoring speed (benchmarks/scoring.py).
+    A user's own ``VLLM_CPU_OMP_THREADS_BIND`` or ``VLLM_CPU_NUM_OF_RESERVED_CPU`` is left as it
+    is, and the environment is restored once the engine has started.
+    """
+    if not is_cpu or any(name in os.environ for name in _CPU_CORE_VARIABLES):
+        yield
+        return
+    os.environ["VLLM_CPU_NUM_OF_RESERVED_CPU"] = "0"
+    try:
+        yield
+    finally:
+        os.environ.pop("VLLM_CPU_NUM_OF_RESERVED_CPU", None)
 
 
 class VLLMEngineLM:
@@ -94,7 +118,10 @@ class VLLMEngineLM:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._thread.start()
-        self._engine = self._run(self._create(AsyncLLM, args))
+        from vllm.platforms import current_platform
+
+        with all_cores_for_cpu_engine(current_platform.is_cpu()):
+            self._engine = self._run(self._create(AsyncLLM, args))
         model_config = self._engine.model_config
         self._dtype = str(model_config.dtype).removeprefix("torch.")
         self._max_length = int(model_config.max_model_len)
