@@ -50,7 +50,7 @@ from reference import baseline_logprobs
 from scorers.backends import load_evaluation_lm
 from scorers.backends.base import ScoringRequest
 from scorers.backends.hf import HFEvaluationLM
-from scorers.backends.prefix_tree import plan_prefix_tree, tokens_computed
+from scorers.backends.prefix_tree import scoring_plan, tokens_computed
 from scorers.cache import CachedEvaluationLM, ScoreCache
 from scorers.chat import build_scoring_request
 from scorers.gem import NOT_AVAILABLE, prediction_messages
@@ -258,11 +258,7 @@ def main(argv: list[str] | None = None) -> dict:
     groups = paper_groups(triples, args.rounds)
     planned = 0
     for group in groups:  # each round is one call, planned on its own
-        plan = plan_prefix_tree(
-            [requests[i].context_ids + requests[i].target_ids for i in group],
-            [len(requests[i].context_ids) - 1 for i in group],
-            min_shared=lm.min_shared_prefix,
-        )
+        plan, _ = scoring_plan([requests[i] for i in group], min_shared=lm.min_shared_prefix)
         planned += tokens_computed(plan, [lengths[i] for i in group])
     print(
         f"prefix reuse: {planned} of {sum(lengths)} tokens run through the model "

@@ -34,7 +34,7 @@ from reference import baseline_logprobs
 
 from scorers.backends.base import ScoringRequest
 from scorers.backends.hf import HFEvaluationLM
-from scorers.backends.prefix_tree import forward_segments, plan_prefix_tree
+from scorers.backends.prefix_tree import forward_segments, scoring_plan
 
 HERE = Path(__file__).resolve().parent
 
@@ -119,10 +119,7 @@ def baseline_flops(shape: dict[str, Any], requests: list[ScoringRequest]) -> flo
 
 def ours_flops(shape: dict[str, Any], requests: list[ScoringRequest], min_shared: int) -> float:
     """FLOPs of the work our plan does: each shared prefix once, each suffix on top of it."""
-    sequences = [r.context_ids + r.target_ids for r in requests]
-    plan = plan_prefix_tree(
-        sequences, [len(r.context_ids) - 1 for r in requests], min_shared=min_shared
-    )
+    plan, sequences = scoring_plan(requests, min_shared=min_shared)
     return sum(
         forward_flops(
             shape, range(start, end), 0 if index is None else len(requests[index].target_ids)

@@ -90,3 +90,17 @@ def test_bad_arguments():
         plan_prefix_tree([(1, 2)], [1, 1])
     with pytest.raises(ValueError, match="min_shared"):
         plan_prefix_tree([(1, 2)], [1], min_shared=0)
+
+
+def test_scoring_plan_shares_all_but_the_last_context_token():
+    from scorers.backends.base import ScoringRequest
+    from scorers.backends.prefix_tree import scoring_plan
+
+    requests = [ScoringRequest((1, 2, 3, 4, 5), (6, 7)), ScoringRequest((1, 2, 3, 4, 5), (8,))]
+    plan, sequences = scoring_plan(requests, min_shared=1)
+    assert sequences == [(1, 2, 3, 4, 5, 6, 7), (1, 2, 3, 4, 5, 8)]
+    (shared,) = plan.children
+    assert (shared.start, shared.depth, sorted(shared.leaves)) == (0, 4, [0, 1])
+    assert tokens_computed(plan, [7, 6]) == 4 + 3 + 2
+    unshared, _ = scoring_plan(requests, min_shared=1, reuse=False)
+    assert not unshared.children and sorted(unshared.leaves) == [0, 1]

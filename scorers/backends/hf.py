@@ -15,7 +15,7 @@ from scorers.backends.base import (
     LogprobResult,
     ScoringRequest,
 )
-from scorers.backends.prefix_tree import DEFAULT_MIN_SHARED, PrefixNode, plan_prefix_tree
+from scorers.backends.prefix_tree import DEFAULT_MIN_SHARED, PrefixNode, scoring_plan
 from scorers.chat import generation_prompt_ids
 
 __all__ = ["HFEvaluationLM", "token_budget_batches"]
@@ -155,9 +155,9 @@ class HFEvaluationLM:
     def target_logprobs(self, requests: Sequence[ScoringRequest]) -> list[LogprobResult]:
         """Summed target log-probabilities. Shared prompt prefixes are computed once (when
         ``prefix_reuse`` is on), the remaining suffixes in token-budget batches."""
-        sequences = [tuple(r.context_ids) + tuple(r.target_ids) for r in requests]
-        reusable = [len(r.context_ids) - 1 if self.prefix_reuse else 0 for r in requests]
-        plan = plan_prefix_tree(sequences, reusable, min_shared=self.min_shared_prefix)
+        plan, sequences = scoring_plan(
+            requests, min_shared=self.min_shared_prefix, reuse=self.prefix_reuse
+        )
         results: list[LogprobResult | None] = [None] * len(requests)
         with self._lock:
             self._run_node(plan, None, requests, sequences, results)
@@ -254,23 +254,14 @@ class HFEvaluationLM:
         rows = len(extensions)
         past = _as_cache(cache, rows=rows)
         start = past.get_seq_length() if past is not None else 0
-        width = max(len(tokens) for tokens in extensions)
-        input_ids = torch.full((rows, width), self._pad_id, dtype=torch.long)
-        mask = torch.zeros((rows, start + width), dtype=torch.long)
-        mask[:, :start] = 1
-        for row, tokens in enumerate(extensions):
-            input_ids[row, : len(tokens)] = torch.tensor(list(tokens))
-            mask[row, start : start + len(tokens)] = 1
+        input_ids, attention, _ = self._padded_rows(extensions, prefix=start, left=False)
+        width = input_ids.shape[1]
         device = self._device
-        self.stats["forwards"] += 1
-        self.stats["rows"] += rows
-        self.stats["tokens"] += sum(len(tokens) for tokens in extensions)
-        self.stats["padded_tokens"] += rows * width
         with torch.inference_mode():
             output = self._model.get_decoder()(
                 input_ids=input_ids.to(device),
                 # one row has no padding: let the model build its own causal mask
-                attention_mask=mask.to(device) if rows > 1 else None,
+                attention_mask=attention.to(device) if rows > 1 else None,
                 position_ids=torch.arange(start, start + width, device=device)[None].expand(
                     rows, -1
                 ),
@@ -289,6 +280,30 @@ class HFEvaluationLM:
             for row, tokens in enumerate(extensions)
         ]
 
+    def _padded_rows(
+        self, rows: Sequence[Sequence[int]], *, prefix: int, left: bool
+    ) -> tuple[Any, Any, list[int]]:
+        """One forward's input: ``rows`` padded to the longest (on the left or the right), the
+        attention mask over ``prefix`` cached positions followed by them, and each row's offset.
+        The forward is counted in ``stats``."""
+        import torch
+
+        width = max(len(tokens) for tokens in rows)
+        input_ids = torch.full((len(rows), width), self._pad_id, dtype=torch.long)
+        attention = torch.zeros((len(rows), prefix + width), dtype=torch.long)
+        attention[:, :prefix] = 1
+        offsets = []
+        for row, tokens in enumerate(rows):
+            offset = width - len(tokens) if left else 0
+            input_ids[row, offset : offset + len(tokens)] = torch.tensor(list(tokens))
+            attention[row, prefix + offset : prefix + offset + len(tokens)] = 1
+            offsets.append(offset)
+        self.stats["forwards"] += 1
+        self.stats["rows"] += len(rows)
+        self.stats["tokens"] += sum(len(tokens) for tokens in rows)
+        self.stats["padded_tokens"] += len(rows) * width
+        return input_ids, attention, offsets
+
     def _score_suffixes(
         self,
         rows: Sequence[int],
@@ -301,29 +316,20 @@ class HFEvaluationLM:
         import torch
 
         device = self._device
-        width = max(len(sequences[i]) - depth for i in rows)
-        input_ids = torch.full((len(rows), width), self._pad_id, dtype=torch.long)
-        mask = torch.zeros((len(rows), width), dtype=torch.long)
+        input_ids, attention, offsets = self._padded_rows(
+            [sequences[i][depth:] for i in rows], prefix=depth, left=self.padding_side == "left"
+        )
         hidden_rows: list[int] = []
         hidden_cols: list[int] = []
         target_tokens: list[int] = []
-        for row, index in enumerate(rows):
-            suffix = sequences[index][depth:]
-            offset = width - len(suffix) if self.padding_side == "left" else 0
-            input_ids[row, offset : offset + len(suffix)] = torch.tensor(suffix)
-            mask[row, offset : offset + len(suffix)] = 1
+        for row, (index, offset) in enumerate(zip(rows, offsets)):
             request = requests[index]
             # the hidden state at position p predicts the token at p + 1
             first = offset + len(request.context_ids) - depth
             hidden_cols.extend(range(first - 1, first - 1 + len(request.target_ids)))
             hidden_rows.extend([row] * len(request.target_ids))
             target_tokens.extend(request.target_ids)
-        position_ids = depth + (mask.cumsum(dim=1) - 1).clamp(min=0)
-        self.stats["forwards"] += 1
-        self.stats["rows"] += len(rows)
-        self.stats["tokens"] += int(mask.sum())
-        self.stats["padded_tokens"] += len(rows) * width
-        attention = torch.cat([torch.ones((len(rows), depth), dtype=torch.long), mask], dim=1)
+        position_ids = depth + (attention[:, depth:].cumsum(dim=1) - 1).clamp(min=0)
         past = _as_cache(cache, rows=len(rows))
         with torch.inference_mode():
             hidden = self._model.get_decoder()(
@@ -366,18 +372,17 @@ class HFEvaluationLM:
                 logits = torch.tanh(logits / softcap) * softcap
             return logits
 
-        sliceable = isinstance(head, torch.nn.Linear)
-        vocab = head.weight.shape[0] if sliceable else None
-        step = self.vocab_chunk if sliceable and self.vocab_chunk else vocab
+        sliceable = isinstance(head, torch.nn.Linear)  # else: one product through the module
         for start in range(0, hidden.shape[0], self.projection_chunk):
             rows = hidden[start : start + self.projection_chunk]
             chunk_tokens = tokens[start : start + self.projection_chunk]
-            if not sliceable or step >= vocab:
-                logits = transform(head(rows))
-                picked = logits.gather(1, chunk_tokens[:, None]).squeeze(1)
-                yield picked - torch.logsumexp(logits, dim=-1)
+            if sliceable:
+                step = self.vocab_chunk or head.weight.shape[0]
+                yield _sliced_logprobs(rows, chunk_tokens, head, step, transform)
                 continue
-            yield _sliced_logprobs(rows, chunk_tokens, head, step, transform)
+            logits = transform(head(rows))
+            picked = logits.gather(1, chunk_tokens[:, None]).squeeze(1)
+            yield picked - torch.logsumexp(logits, dim=-1)
 
 
 def _sliced_logprobs(rows: Any, tokens: Any, head: Any, step: int, transform: Any) -> Any:

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 __all__ = [
     "DEFAULT_MIN_SHARED",
     "PrefixNode",
     "forward_segments",
     "plan_prefix_tree",
+    "scoring_plan",
     "tokens_computed",
 ]
 
@@ -90,6 +92,18 @@ def plan_prefix_tree(
                 stack.append((child, position, stop + 1))
             position = stop + 1
     return root
+
+
+def scoring_plan(
+    requests: Sequence[Any], *, min_shared: int = DEFAULT_MIN_SHARED, reuse: bool = True
+) -> tuple[PrefixNode, list[tuple[int, ...]]]:
+    """The plan for scoring ``requests`` (anything with ``context_ids`` and ``target_ids``) and
+    their whole token sequences: a shared prefix may cover all but the last context token (its
+    position predicts the first target token); with ``reuse`` off every request is a leaf of the
+    root."""
+    sequences = [tuple(r.context_ids) + tuple(r.target_ids) for r in requests]
+    reusable = [len(r.context_ids) - 1 if reuse else 0 for r in requests]
+    return plan_prefix_tree(sequences, reusable, min_shared=min_shared), sequences
 
 
 def forward_segments(
