@@ -3,7 +3,6 @@ under test, so the demo runs with no network and no API key."""
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from inspect_ai.model import (
@@ -19,10 +18,12 @@ from inspect_ai.tool import ToolChoice, ToolInfo
 from scorers.lm import load_evaluation_lm
 from scorers.lm.base import GenerationSettings
 from scorers.lm.chat import encode_text, generation_prompt_ids
+from scorers.lm.threads import run_blocking
 
 __all__ = ["EmbeddedSmolLM2"]
 
 DEFAULT_MAX_TOKENS = 1024
+MAX_CONNECTIONS = 32
 
 
 class EmbeddedSmolLM2(ModelAPI):
@@ -51,6 +52,11 @@ class EmbeddedSmolLM2(ModelAPI):
     def max_tokens(self) -> int | None:
         return DEFAULT_MAX_TOKENS
 
+    def max_connections(self) -> int:
+        # concurrent calls are merged into shared batches (scorers.lm.batching): more of them
+        # waiting at once means fuller batches, not more load
+        return MAX_CONNECTIONS
+
     async def generate(
         self,
         input: list[ChatMessage],
@@ -64,7 +70,7 @@ class EmbeddedSmolLM2(ModelAPI):
             temperature=config.temperature or 0.0,
             seed=config.seed or 0,
         )
-        text = (await asyncio.to_thread(self._lm.generate, [messages], settings))[0]
+        text = (await run_blocking(self._lm.generate, [messages], settings))[0]
         tokenizer = self._lm.tokenizer
         input_tokens = len(generation_prompt_ids(tokenizer, messages))
         output_tokens = len(encode_text(tokenizer, text))

@@ -6,7 +6,8 @@ import pytest
 import torch
 
 from scorers.lm.base import GenerationSettings, ScoringRequest
-from scorers.lm.hf import HFEvaluationLM, token_budget_batches
+from scorers.lm.budget import token_budget_batches
+from scorers.lm.hf import HFEvaluationLM
 
 
 def naive_logprob(model, request: ScoringRequest) -> float:

@@ -2,7 +2,11 @@
 
 :class:`BatchingEvaluationLM` wraps a backend so that calls arriving from several threads while a
 batch runs are merged into the next batch (leader/follower: the first caller runs batches until
-the queue is empty; the others wait for their results). No timers: a lone caller runs at once.
+the queue is empty; the others wait for their results). Before taking a batch the leader waits
+until no call has arrived for ``settle_s`` (at most ``max_gather_s``): samples that reach the
+model within milliseconds of each other (an Inspect task starting its samples) then share one
+batch instead of the first running alone while the others queue behind it; a lone caller pays
+``settle_s``.
 Identical requests within a batch (two scorers asking for the same rewrite, or the same marginal)
 are computed once.
 """
@@ -11,6 +15,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -45,11 +50,23 @@ def _item_key(item: Any) -> Any:
 class BatchingEvaluationLM:
     """An :class:`EvaluationLM` that merges concurrent calls into shared batches."""
 
-    def __init__(self, backend: EvaluationLM) -> None:
+    def __init__(
+        self, backend: EvaluationLM, *, settle_s: float = 0.02, max_gather_s: float = 0.25
+    ) -> None:
+        """Args:
+        backend: the evaluation LM that runs the merged batches.
+        settle_s: the leader takes the queue once no call has arrived for this long.
+        max_gather_s: ... or once it has waited this long in all.
+        """
+        if settle_s < 0 or max_gather_s < 0:
+            raise ValueError("settle_s and max_gather_s must be >= 0")
         self.backend = backend
+        self.settle_s = settle_s
+        self.max_gather_s = max_gather_s
         self._queue: list[_Call] = []
         self._lock = threading.Lock()
         self._leader_active = False
+        self._last_arrival = 0.0
         self.batches_run = 0
 
     @property
@@ -77,6 +94,7 @@ class BatchingEvaluationLM:
             return []
         with self._lock:
             self._queue.append(call)
+            self._last_arrival = time.monotonic()
             lead = not self._leader_active
             if lead:
                 self._leader_active = True
@@ -84,8 +102,20 @@ class BatchingEvaluationLM:
             self._lead()
         return call.future.result()
 
+    def _gather(self) -> None:
+        """Wait until the queue has been quiet for ``settle_s`` (at most ``max_gather_s``)."""
+        deadline = time.monotonic() + self.max_gather_s
+        while True:
+            with self._lock:
+                quiet = time.monotonic() - self._last_arrival
+            now = time.monotonic()
+            if quiet >= self.settle_s or now >= deadline:
+                return
+            time.sleep(min(self.settle_s - quiet, deadline - now))
+
     def _lead(self) -> None:
         while True:
+            self._gather()
             with self._lock:
                 if not self._queue:
                     self._leader_active = False

@@ -19,6 +19,7 @@ from typing import Protocol, runtime_checkable
 
 from scorers.lm.base import ChatMessage, GenerationSettings
 from scorers.lm.cache import CachedEvaluationLM, ScoreCache
+from scorers.lm.threads import run_blocking
 
 __all__ = ["CachedGenerator", "LocalGenerator", "TextGenerator"]
 
@@ -53,7 +54,7 @@ class LocalGenerator:
     ) -> list[str]:
         if not conversations:
             return []
-        return await asyncio.to_thread(self.lm.generate, list(conversations), settings)
+        return await run_blocking(self.lm.generate, list(conversations), settings)
 
 
 Complete = Callable[[Sequence[ChatMessage], GenerationSettings], Awaitable[str]]

@@ -15,30 +15,13 @@ from scorers.lm.base import (
     LogprobResult,
     ScoringRequest,
 )
+from scorers.lm.budget import token_budget_batches
 from scorers.lm.chat import generation_prompts
 from scorers.lm.prefix_tree import DEFAULT_MIN_SHARED, PrefixNode, scoring_plan
 
-__all__ = ["HFEvaluationLM", "token_budget_batches"]
+__all__ = ["HFEvaluationLM"]
 
 _DTYPES = ("float32", "bfloat16", "float16")
-
-
-def token_budget_batches(lengths: Sequence[int], max_batch_tokens: int) -> list[list[int]]:
-    """Group request indices into batches, shortest first, so that each batch's padded size
-    (rows x longest row) stays within ``max_batch_tokens`` (a longer single row is its own batch).
-    """
-    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
-    batches: list[list[int]] = []
-    current: list[int] = []
-    for index in order:
-        longest = lengths[index]  # ascending order: the newest row is the longest
-        if current and longest * (len(current) + 1) > max_batch_tokens:
-            batches.append(current)
-            current = []
-        current.append(index)
-    if current:
-        batches.append(current)
-    return batches
 
 
 class HFEvaluationLM:
@@ -60,7 +43,8 @@ class HFEvaluationLM:
         *,
         identity: str,
         max_batch_tokens: int | None = None,
-        generation_batch_tokens: int = 8192,
+        generation_batch_tokens: int = 65536,
+        fast_decoding: bool = True,
         projection_chunk: int = 1024,
         vocab_chunk: int | None = None,
         padding_side: str = "right",
@@ -69,7 +53,12 @@ class HFEvaluationLM:
     ) -> None:
         if padding_side not in ("left", "right"):
             raise ValueError("padding_side must be 'left' or 'right'")
+        from scorers.lm.attention import use_gqa_attention
+
         self._model = model.eval()
+        # masked grouped-query attention without repeated key/value heads on a CPU (identical
+        # outputs, scorers/lm/attention.py)
+        self.gqa_attention = use_gqa_attention(self._model)
         self._tokenizer = tokenizer
         self._identity = identity
         on_cpu = next(model.parameters()).device.type == "cpu"
@@ -77,8 +66,12 @@ class HFEvaluationLM:
             # a CPU is compute-bound at one row: padding would only add work
             max_batch_tokens = 1 if on_cpu else 16384
         self.max_batch_tokens = max_batch_tokens
-        # decoding one token at a time is overhead-bound: batching pays even on a CPU
+        # decoding one token at a time reads every weight per step: batching pays even on a CPU
+        # (benchmarks/generation.py); the budget bounds the key/value memory of one batch
         self.generation_batch_tokens = generation_batch_tokens
+        self.fast_decoding = fast_decoding and supports_prefix_reuse(model.config)
+        self.generation_stats: Counter[str] = Counter()
+        """Generation work so far: ``prefill_tokens``, ``decode_steps``, ``generated_tokens``."""
         self.projection_chunk = projection_chunk
         if vocab_chunk is None:
             # a CPU holds [rows x 1024] logits at a time instead of [rows x vocabulary]; on a GPU
@@ -93,6 +86,9 @@ class HFEvaluationLM:
         """Scoring forwards run so far: ``forwards``, ``rows``, ``tokens`` (real) and
         ``padded_tokens`` (rows x width)."""
         self._pad_id = self._pick_pad_id()
+        from scorers.lm.decoding import stop_token_ids
+
+        self._stop_ids = stop_token_ids(model, tokenizer)
 
     # -- construction -------------------------------------------------------------------------
     @classmethod
@@ -169,38 +165,75 @@ class HFEvaluationLM:
     def generate(
         self, conversations: Sequence[Sequence[ChatMessage]], settings: GenerationSettings
     ) -> list[str]:
-        """Greedy (temperature 0) or sampled assistant replies, one per conversation."""
-        import torch
+        """Greedy (temperature 0) or sampled assistant replies, one per conversation.
 
+        Conversations run in length-sorted batches of at most ``generation_batch_tokens``
+        (rows x (longest prompt + ``max_new_tokens``)) through :func:`scorers.lm.decoding.decode`
+        (prefill without padding on a CPU, a key/value cache allocated once, finished rows
+        leaving the batch); models with sliding-window or non-attention layers use
+        transformers' ``generate`` instead.
+        """
         prompts = generation_prompts(self._tokenizer, conversations, settings.prefill)
         outputs: list[str] = [""] * len(prompts)
         lengths = [len(p) + settings.max_new_tokens for p in prompts]
-        with self._lock, torch.inference_mode():
+        run = self._decode if self.fast_decoding else self._generate_with_transformers
+        with self._lock:
             for batch in token_budget_batches(lengths, self.generation_batch_tokens):
-                width = max(len(prompts[i]) for i in batch)
-                input_ids = torch.full((len(batch), width), self._pad_id, dtype=torch.long)
-                attention = torch.zeros((len(batch), width), dtype=torch.long)
-                for row, index in enumerate(batch):
-                    ids = prompts[index]
-                    input_ids[row, width - len(ids) :] = torch.tensor(ids)
-                    attention[row, width - len(ids) :] = 1
-                sampling: dict[str, Any] = {"do_sample": False}
-                if settings.temperature > 0:
-                    torch.manual_seed(settings.seed)
-                    sampling = {"do_sample": True, "temperature": settings.temperature}
-                generated = self._model.generate(
-                    input_ids=input_ids.to(self._device),
-                    attention_mask=attention.to(self._device),
-                    max_new_tokens=settings.max_new_tokens,
-                    repetition_penalty=settings.repetition_penalty,
-                    pad_token_id=self._pad_id,
-                    **sampling,
-                )
-                for row, index in enumerate(batch):
-                    new_tokens = generated[row, width:]
-                    reply = self._tokenizer.decode(new_tokens, skip_special_tokens=True)
+                replies = run([prompts[i] for i in batch], settings)
+                for index, tokens in zip(batch, replies, strict=True):
+                    reply = self._tokenizer.decode(tokens, skip_special_tokens=True)
                     outputs[index] = (settings.prefill + reply).strip()
         return outputs
+
+    def _decode(self, prompts: list[list[int]], settings: GenerationSettings) -> list[list[int]]:
+        from scorers.lm.decoding import decode
+
+        return decode(
+            self._model,
+            prompts,
+            max_new_tokens=settings.max_new_tokens,
+            stop_ids=self._stop_ids,
+            pad_id=self._pad_id,
+            temperature=settings.temperature,
+            repetition_penalty=settings.repetition_penalty,
+            seed=settings.seed,
+            prefill_batch_tokens=self.max_batch_tokens,
+            stats=self.generation_stats,
+        )
+
+    def _generate_with_transformers(
+        self, prompts: list[list[int]], settings: GenerationSettings
+    ) -> list[list[int]]:
+        """transformers' ``generate`` on one left-padded batch (its default growing cache and
+        sampling settings): the path for models :func:`decode` does not cover, and the
+        baseline of ``benchmarks/generation.py``."""
+        import torch
+
+        width = max(len(p) for p in prompts)
+        input_ids = torch.full((len(prompts), width), self._pad_id, dtype=torch.long)
+        attention = torch.zeros((len(prompts), width), dtype=torch.long)
+        for row, ids in enumerate(prompts):
+            input_ids[row, width - len(ids) :] = torch.tensor(ids)
+            attention[row, width - len(ids) :] = 1
+        sampling: dict[str, Any] = {"do_sample": False}
+        if settings.temperature > 0:
+            torch.manual_seed(settings.seed)
+            sampling = {"do_sample": True, "temperature": settings.temperature}
+        with torch.inference_mode():
+            generated = self._model.generate(
+                input_ids=input_ids.to(self._device),
+                attention_mask=attention.to(self._device),
+                max_new_tokens=settings.max_new_tokens,
+                repetition_penalty=settings.repetition_penalty,
+                pad_token_id=self._pad_id,
+                **sampling,
+            )
+        replies = []
+        for row in range(len(prompts)):
+            tokens = generated[row, width:].tolist()
+            cut = next((i for i, t in enumerate(tokens) if t in self._stop_ids), len(tokens))
+            replies.append(tokens[:cut])
+        return replies
 
     # -- internals ----------------------------------------------------------------------------
     @property

@@ -14,10 +14,10 @@ evaluation LM's context is left out with its reason (stated in the signature's `
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
+from scorers.lm.threads import run_blocking
 from scorers.registry import Metric, MetricSpec, register_metric_class
 from scorers.resources import Resources
 from scorers.signature import Signature, prompt_hashes
@@ -48,7 +48,7 @@ class BartScore(Metric):
         self.direction = direction
 
     async def ascore(self, item: Item, resources: Resources) -> Result:
-        lm = await asyncio.to_thread(resources.lm)
+        lm = await run_blocking(resources.lm)
         signature = BartScoreSignature(
             metric=self.name,
             family="bartscore",
@@ -89,7 +89,7 @@ class BartScore(Metric):
                 skipped, details={"skipped_references": skipped, "flags": []}, signature=signature
             )
         requests = [r for _, recall, precision in pairs for r in (recall, precision)]
-        results = await asyncio.to_thread(lm.target_logprobs, requests)
+        results = await run_blocking(lm.target_logprobs, requests)
         terms = []
         for index, (reference_id, _, _) in enumerate(pairs):
             recall, precision = results[2 * index], results[2 * index + 1]

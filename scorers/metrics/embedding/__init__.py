@@ -12,7 +12,6 @@ the paper's ``dunzhang/stella_en_400M_v5`` on a GPU); it is in the signature.
 
 from __future__ import annotations
 
-import asyncio
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from scorers.lm.embedding import DEFAULT_EMBEDDER
+from scorers.lm.threads import run_blocking
 from scorers.registry import Metric, register_metric_class
 from scorers.resources import Resources
 from scorers.signature import Signature
@@ -53,7 +53,7 @@ class BertScoreSignature(Signature):
 
 class BertScore(Metric):
     async def ascore(self, item: Item, resources: Resources) -> Result:
-        embedder = await asyncio.to_thread(resources.embedder, self.options["model"])
+        embedder = await run_blocking(resources.embedder, self.options["model"])
         signature = BertScoreSignature(
             metric=self.name,
             family="embedding",
@@ -86,7 +86,7 @@ class BertScore(Metric):
                 )
             return terms
 
-        terms = await asyncio.to_thread(compute)
+        terms = await run_blocking(compute)
         value = sum(t["f1"] for t in terms) / len(terms)
         lines = [f"mean BERTScore F1 over {len(terms)} reference(s): {value:.4f}"]
         lines += [

@@ -16,12 +16,12 @@ over-long reference is left out with its reason; with none left, or without a sy
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from scorers.errors import MetricError
 from scorers.lm.chat import encode_text
+from scorers.lm.threads import run_blocking
 from scorers.registry import Metric, MetricSpec
 from scorers.resources import Resources
 from scorers.signature import Signature, prompt_hashes
@@ -128,7 +128,7 @@ class GemMetric(Metric):
         text = item.paper.paper_text or ""
         if not text.strip():  # an empty text is never summarised
             return None, "none", False
-        lm = await asyncio.to_thread(resources.lm)
+        lm = await run_blocking(resources.lm)
         limit = lm.max_length
         if limit is not None:  # leave room for the prompt and the reply in the evaluation LM
             budget = max(256, limit - 1024 - ASSW_SETTINGS.max_new_tokens)
@@ -140,7 +140,7 @@ class GemMetric(Metric):
         return reply.strip(), generator.identity, True
 
     async def ascore(self, item: Item, resources: Resources) -> Result:
-        lm = await asyncio.to_thread(resources.lm)
+        lm = await run_blocking(resources.lm)
         templates = list(self.templates)
         candidate_judgments: Preprocessed | None = None
         references = [Reference(id=r.id, text=r.text) for r in item.references]
@@ -168,7 +168,7 @@ class GemMetric(Metric):
                     )
                 synopsis_text = f"{synopsis_text}\n\n{assw}".strip()
 
-        outcome = await asyncio.to_thread(
+        outcome = await run_blocking(
             score_review,
             lm,
             candidate=item.candidate,

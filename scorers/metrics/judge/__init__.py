@@ -13,7 +13,6 @@ reply (``paper_truncated``); the review is never cut: a review that does not fit
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import re
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from typing import Any
 import prompts
 from scorers.lm.base import ChatMessage, GenerationSettings
 from scorers.lm.chat import encode_text
+from scorers.lm.threads import run_blocking
 from scorers.registry import Metric, register_metric_class
 from scorers.resources import Resources
 from scorers.signature import Signature, prompt_hashes
@@ -79,7 +79,7 @@ class LMExaminer(Metric):
         facts: dict[str, Any] = {"paper_source": source, "paper_truncated": False}
         if resources.has_role(JUDGE_ROLE):
             return text, facts
-        lm = await asyncio.to_thread(resources.lm)
+        lm = await run_blocking(resources.lm)
         if lm.max_length is None:
             return text, facts
         review_tokens = len(encode_text(lm.tokenizer, item.candidate))

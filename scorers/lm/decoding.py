@@ -1,0 +1,250 @@
+"""Batched decoding for transformers causal LMs: the generation loop of the ``hf`` and
+``embedded`` evaluation LMs (judgment rewrites, ASSW, LLM perturbations, judges) and of the
+``smollm2/embedded`` model under test.
+
+What it does, and why (measured on 2 CPU cores with SmolLM2-135M, ``benchmarks/generation.py``):
+
+- **Prefill in token-budget groups, left-padded** (row by row on a CPU, where padding only adds
+  work: ten ~1,100-token review prompts took 25-29 s one by one and 42-45 s as one padded batch),
+  then every row's keys and values go into one left-aligned buffer sized for the longest prompt
+  plus ``max_new_tokens`` (:func:`scorers.lm.kv_cache.cache_holding`), so each decoding step
+  writes in place instead of growing the cache by concatenation.
+- **One decoding step for all rows**: each step reads every weight once for the whole batch.
+- **Finished rows leave the batch** (end-of-turn or ``max_new_tokens``), so a batch whose replies
+  have different lengths stops paying for the short ones.
+
+Greedy decoding picks the arg-max after the repetition penalty (transformers' definition, applied
+to each row's own prompt and generated tokens, never to padding); sampling draws from
+``softmax(logits / temperature)`` with a generator seeded by ``seed`` (no top-k or top-p).
+A row's greedy reply does not depend on the other rows beyond floating-point differences of
+batched matrix products; ``benchmarks/generation.py`` compares them with transformers'
+``generate`` before reporting any speed.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import torch
+
+from scorers.lm.budget import token_budget_batches
+from scorers.lm.kv_cache import cache_holding
+
+__all__ = ["decode", "stop_token_ids"]
+
+
+def stop_token_ids(model: Any, tokenizer: Any) -> set[int]:
+    """The ids that end a reply: the model's generation config ``eos_token_id`` (an id or a
+    list), else the tokenizer's end-of-sequence token.
+
+    Raises:
+        ValueError: neither names one (a reply could never end before ``max_new_tokens``).
+    """
+    configured = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+    if configured is None:
+        configured = getattr(tokenizer, "eos_token_id", None)
+    ids = {configured} if isinstance(configured, int) else set(configured or ())
+    if not ids:
+        raise ValueError("the model names no end-of-sequence token to stop generation at")
+    return {int(i) for i in ids}
+
+
+def decode(
+    model: Any,
+    prompts: Sequence[Sequence[int]],
+    *,
+    max_new_tokens: int,
+    stop_ids: Iterable[int],
+    pad_id: int,
+    temperature: float = 0.0,
+    repetition_penalty: float = 1.0,
+    seed: int = 0,
+    prefill_batch_tokens: int = 1,
+    stats: Counter[str] | None = None,
+) -> list[list[int]]:
+    """Generate up to ``max_new_tokens`` tokens after each prompt; all prompts decode together.
+
+    Args:
+        model: a transformers causal LM whose layers all use full attention.
+        prompts: token ids, each non-empty (the chat template applied).
+        max_new_tokens: the most tokens generated per prompt (>= 0).
+        stop_ids: token ids that end a reply (not included in it).
+        pad_id: the id placed left of shorter prompts (masked out, never attended to).
+        temperature: 0 for greedy decoding, else the sampling temperature.
+        repetition_penalty: transformers' repetition penalty (1.0 = none).
+        seed: seeds the sampling generator (unused when greedy).
+        prefill_batch_tokens: padded-token budget of one prefill forward (1 = row by row).
+        stats: a counter that receives ``prefill_tokens``, ``decode_steps`` and
+            ``generated_tokens``.
+
+    Returns:
+        The generated ids of each prompt, in order, without the stop token.
+
+    Raises:
+        ValueError: an empty prompt, a negative ``max_new_tokens`` or ``temperature``, or a
+            repetition penalty <= 0.
+    """
+    if max_new_tokens < 0:
+        raise ValueError(f"max_new_tokens must be >= 0, got {max_new_tokens}")
+    if temperature < 0:
+        raise ValueError(f"temperature must be >= 0, got {temperature}")
+    if repetition_penalty <= 0:
+        raise ValueError(f"repetition_penalty must be > 0, got {repetition_penalty}")
+    if any(len(p) == 0 for p in prompts):
+        raise ValueError("cannot generate from an empty prompt")
+    if not prompts or max_new_tokens == 0:
+        return [[] for _ in prompts]
+    with torch.inference_mode():
+        return _decode(
+            model,
+            prompts,
+            max_new_tokens=max_new_tokens,
+            stop_ids=stop_ids,
+            pad_id=pad_id,
+            temperature=temperature,
+            repetition_penalty=repetition_penalty,
+            seed=seed,
+            prefill_batch_tokens=prefill_batch_tokens,
+            stats=stats if stats is not None else Counter(),
+        )
+
+
+def _decode(
+    model: Any,
+    prompts: Sequence[Sequence[int]],
+    *,
+    max_new_tokens: int,
+    stop_ids: Iterable[int],
+    pad_id: int,
+    temperature: float,
+    repetition_penalty: float,
+    seed: int,
+    prefill_batch_tokens: int,
+    stats: Counter[str],
+) -> list[list[int]]:
+    stats = stats if stats is not None else Counter()
+    device = next(model.parameters()).device
+    lengths = torch.tensor([len(p) for p in prompts], device=device)
+    width = int(lengths.max())
+    capacity = width + max_new_tokens
+    rows = len(prompts)
+
+    buffers, logits = _prefill(model, prompts, width, capacity, pad_id, prefill_batch_tokens)
+    stats["prefill_tokens"] += int(lengths.sum())
+    cache = cache_holding(model.config, buffers, width)
+
+    # tokens seen by the repetition penalty: each row's prompt, its padding filled with the row's
+    # first token (a duplicate changes nothing), then what it generates
+    seen = torch.empty((rows, capacity), dtype=torch.long, device=device)
+    attention = torch.zeros((rows, capacity), dtype=torch.long, device=device)
+    for row, ids in enumerate(prompts):
+        seen[row, : width - len(ids)] = ids[0]
+        seen[row, width - len(ids) : width] = torch.tensor(list(ids), device=device)
+        attention[row, width - len(ids) : width] = 1
+    stops = torch.tensor(sorted(set(stop_ids)), device=device)
+    generator = None
+    if temperature > 0:
+        generator = torch.Generator(device=device).manual_seed(seed)
+
+    outputs: list[list[int]] = [[] for _ in prompts]
+    active = torch.arange(rows, device=device)  # original index of each batch row
+    for step in range(max_new_tokens):
+        scores = logits.float()
+        if repetition_penalty != 1.0:
+            history = seen[:, : width + step]
+            picked = torch.gather(scores, 1, history)
+            picked = torch.where(
+                picked < 0, picked * repetition_penalty, picked / repetition_penalty
+            )
+            scores = scores.scatter(1, history, picked)
+        if generator is None:
+            chosen = scores.argmax(dim=-1)
+        else:
+            probabilities = torch.softmax(scores / temperature, dim=-1)
+            chosen = torch.multinomial(probabilities, 1, generator=generator).squeeze(1)
+        stopped = torch.isin(chosen, stops)
+        for index, token, stop in zip(active.tolist(), chosen.tolist(), stopped.tolist()):
+            if not stop:
+                outputs[index].append(token)
+        stats["generated_tokens"] += int((~stopped).sum())
+        if step + 1 == max_new_tokens:
+            break
+        keep = ~stopped
+        if not bool(keep.any()):
+            break
+        if not bool(keep.all()):
+            kept = keep.nonzero().squeeze(1)
+            active, chosen = active[kept], chosen[kept]
+            seen, attention, lengths = seen[kept], attention[kept], lengths[kept]
+            cache.batch_select_indices(kept)
+        column = width + step
+        seen[:, column] = chosen
+        attention[:, column] = 1
+        out = model(
+            input_ids=chosen[:, None],
+            attention_mask=attention[:, : column + 1],
+            position_ids=(lengths + step)[:, None],
+            past_key_values=cache,
+            use_cache=True,
+        )
+        logits = out.logits[:, -1]
+        stats["decode_steps"] += 1
+    return outputs
+
+
+def _prefill(
+    model: Any,
+    prompts: Sequence[Sequence[int]],
+    width: int,
+    capacity: int,
+    pad_id: int,
+    budget: int,
+) -> tuple[list[tuple[Any, Any]], Any]:
+    """Run every prompt, in left-padded token-budget groups; return per-layer key/value buffers
+    (``[rows, heads, capacity, dim]``, prompts right-aligned at ``width``) and each row's
+    next-token logits."""
+    from transformers import DynamicCache
+
+    device = next(model.parameters()).device
+    buffers: list[tuple[Any, Any]] = []
+    logits: Any = None
+    for group in token_budget_batches([len(p) for p in prompts], budget):
+        group_width = max(len(prompts[i]) for i in group)
+        ids = torch.full((len(group), group_width), pad_id, dtype=torch.long, device=device)
+        attention = torch.zeros_like(ids)
+        for row, index in enumerate(group):
+            prompt = prompts[index]
+            ids[row, group_width - len(prompt) :] = torch.tensor(list(prompt), device=device)
+            attention[row, group_width - len(prompt) :] = 1
+        positions = (attention.cumsum(-1) - 1).clamp(min=0)
+        cache = DynamicCache(config=model.config)
+        out = model(
+            input_ids=ids,
+            attention_mask=attention,
+            position_ids=positions,
+            past_key_values=cache,
+            use_cache=True,
+            logits_to_keep=1,
+        )
+        if logits is None:
+            logits = torch.empty(
+                (len(prompts), out.logits.shape[-1]), dtype=out.logits.dtype, device=device
+            )
+            for layer in cache.layers:
+                keys, values = layer.keys, layer.values
+                shape = (len(prompts), keys.shape[1], capacity)
+                buffers.append(
+                    (
+                        torch.zeros((*shape, keys.shape[-1]), dtype=keys.dtype, device=device),
+                        torch.zeros((*shape, values.shape[-1]), dtype=values.dtype, device=device),
+                    )
+                )
+        index_tensor = torch.tensor(group, device=device)
+        logits[index_tensor] = out.logits[:, -1]
+        start = width - group_width
+        for (keys, values), layer in zip(buffers, cache.layers, strict=True):
+            keys[index_tensor, :, start:width] = layer.keys
+            values[index_tensor, :, start:width] = layer.values
+    return buffers, logits
