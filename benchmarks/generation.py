@@ -3,8 +3,9 @@
 baseline commit.
 
 1. **Batches** (``--rewrite-batches 1,4,10,32``, ``--review-batches 1,10``): generated
-   tokens/s for each batch size on two workloads built from the bundled demo: ``review`` (the App. C.3 review prompts, about 1,000
-   tokens each, up to 256 new tokens; batches above 10 cycle the ten papers) and ``rewrite``
+   tokens/s for each batch size on two workloads built from the bundled demo: ``review`` (the
+   App. C.3 review prompts, about 1,000 tokens each, up to 256 new tokens; batches above 10
+   cycle the ten papers) and ``rewrite``
    (the App. C.1 judgment rewrite of the demo's 30 human reviews, with its prefilled reply and
    repetition penalty). Before any speed is reported, the greedy replies of both paths are
    compared token by token; every difference is listed with the first differing position.
@@ -93,9 +94,7 @@ def compare(reference: list[list[int]], ours: list[list[int]]) -> list[dict[str,
     for row, (a, b) in enumerate(zip(reference, ours, strict=True)):
         if a != b:
             first = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
-            differences.append(
-                {"row": row, "first_difference": first, "lengths": [len(a), len(b)]}
-            )
+            differences.append({"row": row, "first_difference": first, "lengths": [len(a), len(b)]})
     return differences
 
 
@@ -169,8 +168,12 @@ def run_demo(tree: Path, workdir: Path) -> dict[str, Any]:
     logs = workdir / "logs"
     start = time.perf_counter()
     subprocess.run(
-        [*DEMO_COMMAND, "--log-dir", str(logs)], cwd=workdir, env=env, check=True,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [*DEMO_COMMAND, "--log-dir", str(logs)],
+        cwd=workdir,
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     seconds = time.perf_counter() - start
     from inspect_ai.log import read_eval_log
@@ -198,7 +201,9 @@ def demo_comparison(baseline_ref: str) -> dict[str, Any]:
         baseline_tree = root / "baseline-tree"
         subprocess.run(
             ["git", "worktree", "add", "--detach", str(baseline_tree), baseline_ref],
-            cwd=REPO, check=True, capture_output=True,
+            cwd=REPO,
+            check=True,
+            capture_output=True,
         )
         try:
             baseline = run_demo(baseline_tree, root / "baseline")
@@ -208,7 +213,9 @@ def demo_comparison(baseline_ref: str) -> dict[str, Any]:
         finally:
             subprocess.run(
                 ["git", "worktree", "remove", "--force", str(baseline_tree)],
-                cwd=REPO, check=False, capture_output=True,
+                cwd=REPO,
+                check=False,
+                capture_output=True,
             )
     moved = {
         sample: {
