@@ -15,7 +15,7 @@ baseline commit.
    cache, warm model folder) in a worktree of ``--baseline-ref`` and in this tree, one after the
    other; the scores of both logs are compared.
 
-    python benchmarks/generation.py --demo --out benchmarks/results/generation_cpu.json
+    python benchmarks/generation.py --demo --out generation_cpu.json
 """
 
 from __future__ import annotations
@@ -263,6 +263,9 @@ def main() -> None:
             }
         ),
     }
+    if args.out:  # the batch results survive a failing demo
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(result, indent=1) + "\n")
     if args.demo:
         if shutil.which("inspect") is None:
             raise SystemExit("the demo needs the inspect CLI on PATH")

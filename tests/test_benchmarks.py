@@ -138,3 +138,13 @@ def test_rounds_split_whole_papers_and_rotate_the_backends():
     assert by_name["b"]["totals"] == [i + 1.0 for i in range(12)]
     assert all(len(r["round_seconds"]) == 3 for r in results)
     assert by_name["a"]["seconds"] == pytest.approx(sum(by_name["a"]["round_seconds"]))
+
+
+def test_generation_benchmark_compares_token_by_token():
+    compare = load_benchmark("generation").compare
+
+    assert compare([[1, 2, 3], [4, 5]], [[1, 2, 3], [4, 5]]) == []
+    assert compare([[1, 2, 3], [4, 5]], [[1, 9, 3], [4, 5, 6]]) == [
+        {"row": 0, "first_difference": 1, "lengths": [3, 3]},
+        {"row": 1, "first_difference": 2, "lengths": [2, 3]},
+    ]
