@@ -51,6 +51,7 @@ def stop_token_ids(model: Any, tokenizer: Any) -> set[int]:
     return {int(i) for i in ids}
 
 
+@torch.inference_mode()
 def decode(
     model: Any,
     prompts: Sequence[Sequence[int]],
@@ -96,34 +97,6 @@ def decode(
         raise ValueError("cannot generate from an empty prompt")
     if not prompts or max_new_tokens == 0:
         return [[] for _ in prompts]
-    with torch.inference_mode():
-        return _decode(
-            model,
-            prompts,
-            max_new_tokens=max_new_tokens,
-            stop_ids=stop_ids,
-            pad_id=pad_id,
-            temperature=temperature,
-            repetition_penalty=repetition_penalty,
-            seed=seed,
-            prefill_batch_tokens=prefill_batch_tokens,
-            stats=stats if stats is not None else Counter(),
-        )
-
-
-def _decode(
-    model: Any,
-    prompts: Sequence[Sequence[int]],
-    *,
-    max_new_tokens: int,
-    stop_ids: Iterable[int],
-    pad_id: int,
-    temperature: float,
-    repetition_penalty: float,
-    seed: int,
-    prefill_batch_tokens: int,
-    stats: Counter[str],
-) -> list[list[int]]:
     stats = stats if stats is not None else Counter()
     device = next(model.parameters()).device
     lengths = torch.tensor([len(p) for p in prompts], device=device)

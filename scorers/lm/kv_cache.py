@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import torch
 from transformers import DynamicCache
 from transformers.cache_utils import DynamicLayer
 
@@ -19,7 +18,7 @@ __all__ = ["PreallocatedLayer", "cache_holding"]
 
 
 class PreallocatedLayer(DynamicLayer):
-    """A ``DynamicLayer`` whose storage holds ``capacity`` positions from the first update."""
+    """A ``DynamicLayer`` over buffers of ``capacity`` positions, made by :meth:`holding`."""
 
     def __init__(self, capacity: int) -> None:
         super().__init__()
@@ -27,21 +26,6 @@ class PreallocatedLayer(DynamicLayer):
             raise ValueError(f"capacity must be >= 1, got {capacity}")
         self.capacity = capacity
         self.length = 0
-
-    def lazy_initialization(self, key_states: Any, value_states: Any) -> None:
-        self.dtype, self.device = key_states.dtype, key_states.device
-        batch, heads, _, dim = key_states.shape
-        self._keys = torch.empty(
-            (batch, heads, self.capacity, dim), dtype=key_states.dtype, device=self.device
-        )
-        self._values = torch.empty(
-            (batch, heads, self.capacity, value_states.shape[-1]),
-            dtype=value_states.dtype,
-            device=self.device,
-        )
-        self.length = 0
-        self._expose()
-        self.is_initialized = True
 
     @classmethod
     def holding(cls, keys: Any, values: Any, length: int) -> PreallocatedLayer:
@@ -63,8 +47,6 @@ class PreallocatedLayer(DynamicLayer):
         self.values = self._values[:, :, : self.length]
 
     def update(self, key_states: Any, value_states: Any, *args: Any, **kwargs: Any) -> Any:
-        if not self.is_initialized:
-            self.lazy_initialization(key_states, value_states)
         end = self.length + key_states.shape[-2]
         if end > self.capacity:
             raise RuntimeError(
