@@ -172,13 +172,19 @@ def test_a_template_that_rewrites_content_is_refused(llama3_tokenizer):
         render_chat(Upper(), [{"role": "user", "content": "hi"}], generation_prompt=True)
 
 
-def test_transformers_generation_sends_the_guarded_prompt(tiny_lm, monkeypatch):
-    """The transformers backend generates from the guarded ids (the vLLM backends build theirs
-    with the same function: tests/test_vllm.py)."""
+@pytest.mark.parametrize("fast_decoding", [True, False], ids=["decode", "transformers_generate"])
+def test_transformers_generation_sends_the_guarded_prompt(tiny_lm, monkeypatch, fast_decoding):
+    """The transformers backend generates from the guarded ids on both of its paths (the project's
+    decoding loop and transformers' ``generate``; the vLLM backends build theirs with the same
+    function: tests/test_vllm.py)."""
+    import scorers.lm.decoding
     from scorers.lm.base import GenerationSettings
 
     seen = []
-    model = tiny_lm.model
+
+    def fake_decode(model, prompts, **kwargs):
+        seen.extend(list(p) for p in prompts)
+        return [[] for _ in prompts]
 
     def fake_generate(input_ids, attention_mask, max_new_tokens, **kwargs):
         import torch
@@ -186,7 +192,9 @@ def test_transformers_generation_sends_the_guarded_prompt(tiny_lm, monkeypatch):
         seen.append(input_ids[0][attention_mask[0].bool()].tolist())
         return torch.cat([input_ids, input_ids[:, -1:]], dim=1)
 
-    monkeypatch.setattr(model, "generate", fake_generate)
+    monkeypatch.setattr(tiny_lm, "fast_decoding", fast_decoding)
+    monkeypatch.setattr(scorers.lm.decoding, "decode", fake_decode)
+    monkeypatch.setattr(tiny_lm.model, "generate", fake_generate)
     attack = every_special_string(tiny_lm.tokenizer)
     messages = preprocess_messages(f"Nice paper. {attack}")
     tiny_lm.generate([messages], GenerationSettings(max_new_tokens=1, prefill="The reviewer"))
