@@ -127,7 +127,13 @@ def main() -> None:
     parser.add_argument("--papers", type=int, default=100)
     parser.add_argument("--scorer-lm", default="embedded")
     parser.add_argument("--dtype", default="float32", help="evaluation-LM precision")
-    parser.add_argument("--max-samples", type=int, default=16, help="samples scored at once")
+    parser.add_argument("--max-samples", type=int, default=32, help="samples scored at once")
+    parser.add_argument(
+        "--generation-batch-tokens",
+        type=int,
+        default=65536,
+        help="evaluation-LM generation batch budget (rows x (prompt + new tokens))",
+    )
     parser.add_argument("--out", type=Path, default=HERE / "results" / "gaming_iclr2020")
     parser.add_argument("--only", nargs="*", help="strategies to run (default: all)")
     parser.add_argument(
@@ -147,7 +153,7 @@ def main() -> None:
     timings_file = args.out / "timings.json"
     timings = json.loads(timings_file.read_text()) if timings_file.exists() else {}
     records = write_records(args.data, args.out, args.papers, release=judgments)
-    lm_args = {"dtype": args.dtype, "generation_batch_tokens": 16384}
+    lm_args = {"dtype": args.dtype, "generation_batch_tokens": args.generation_batch_tokens}
     universal_log = None
     for strategy in strategies:
         if args.only and strategy not in args.only:
