@@ -220,6 +220,17 @@ def test_every_strategy_is_specified_and_tested():
         assert bool(requests) == spec.uses_llm
 
 
+def test_every_strategy_is_its_own_class():
+    """One Perturbation subclass per strategy, holding its name and classification."""
+    from scorers.validation.perturbations import Perturbation
+
+    classes = [type(strategy) for strategy in PERTURBATIONS.values()]
+    assert len(set(classes)) == len(classes) == len(PERTURBATIONS)
+    for name, strategy in PERTURBATIONS.items():
+        assert isinstance(strategy, Perturbation) and type(strategy).name == name
+        assert name in repr(strategy)
+
+
 def test_classification_follows_the_papers():
     degradations = {
         "sentence_deletion", "judgment_deletion", "random_replacement", "deletion_completion",

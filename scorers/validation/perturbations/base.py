@@ -1,0 +1,104 @@
+"""What every perturbation strategy is: :class:`Perturbation`, the class each strategy subclasses,
+the context some strategies need (:class:`PaperContext`), and the helpers shared by the LLM-based
+strategies (their conversations, their decoding settings, reading an LLM's answer)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+import prompts
+from scorers.lm.base import ChatMessage, GenerationSettings
+
+Kind = Literal["degradation", "manipulation", "gaming"]
+Expected = Literal["decrease", "no_increase"]
+Level = Literal["review", "judgments"]
+Conversations = dict[str, list[ChatMessage]]
+
+Generator = Callable[[Sequence[Sequence[ChatMessage]], GenerationSettings], list[str]]
+"""Anything that turns conversations into assistant replies (a backend's ``generate``)."""
+
+PERTURB_SETTINGS = GenerationSettings(max_new_tokens=4000, temperature=0.0)
+"""Decoding for LLM-based perturbations: temperature 0 and a 4,000-token limit, as in the GEM
+authors' API calls and the Scoring Rules paper (App. D.2)."""
+
+
+@dataclass(frozen=True)
+class PaperContext:
+    """What some strategies need beyond the review: the paper (``abstract_copy``,
+    ``paper_copy``), the dataset's universal review (``universal_review``), the level of the
+    text being perturbed and the seed."""
+
+    title: str = ""
+    abstract: str = ""
+    paper_text: str | None = None
+    universal_review: str | None = None
+    level: Level = "review"
+    seed: int = 0
+
+
+class Perturbation(ABC):
+    """One degradation, manipulation or gaming strategy and what a good metric does under it.
+
+    A strategy is two steps, so that any harness can run the LLM: :meth:`requests` gives the chat
+    conversations an LLM must answer (none for rule-based strategies), :meth:`apply` builds the
+    perturbed text from the answers. Both receive a text already checked to be non-empty.
+    """
+
+    name: ClassVar[str]
+    kind: ClassVar[Kind]
+    level: ClassVar[Level] = "review"
+    """``review``: operates on the raw review text; ``judgments``: on judgment lines ("The
+    reviewer ..." one per line), i.e. after preprocessing."""
+    uses_llm: ClassVar[bool] = False
+    source: ClassVar[str]
+    """Where the strategy comes from (paper and section), and whether its prompt is verbatim."""
+    description: ClassVar[str]
+
+    @property
+    def expected(self) -> Expected:
+        """``decrease``: degradations should lower the score; ``no_increase``: manipulations and
+        gaming strategies should not raise it."""
+        return "decrease" if self.kind == "degradation" else "no_increase"
+
+    def requests(self, text: str, *, abstract: str | None) -> Conversations:
+        """Named conversations for the LLM to answer; {} for a rule-based strategy."""
+        return {}
+
+    @abstractmethod
+    def apply(
+        self,
+        text: str,
+        *,
+        other_text: str | None,
+        answers: Mapping[str, str] | None,
+        paper: PaperContext,
+    ) -> str:
+        """The perturbed text."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r}, kind={self.kind!r})"
+
+
+def conversation(system: str, user: str, **variables: object) -> list[ChatMessage]:
+    """A system and a user message rendered from ``prompts/`` templates (texts as variables)."""
+    return [
+        {"role": "system", "content": prompts.render(system, **variables)},
+        {"role": "user", "content": prompts.render(user, **variables)},
+    ]
+
+
+def answer(name: str, answers: Mapping[str, str] | None, key: str) -> str:
+    """The LLM's answer for ``key``, stripped; a clear error if it is missing or empty."""
+    if answers is None or key not in answers:
+        given = sorted(answers) if answers else []
+        raise ValueError(
+            f"perturbation {name!r} needs the LLM's answer to request {key!r} (from "
+            f"llm_requests); got answers for {given}"
+        )
+    text = answers[key]
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"perturbation {name!r}: the LLM's answer to {key!r} is empty")
+    return text.strip()
