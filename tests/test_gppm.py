@@ -82,3 +82,32 @@ def test_judgment_of_an_empty_candidate_asks_nothing(tmp_path):
     empty = _item(references=[Review("r1", " ")])
     unscored = get_metric("gppm_judgment").score(empty, resources)
     assert unscored.value is None and "empty reference text" in unscored.reason
+
+
+def test_cluster_table_against_a_direct_computation():
+    import math
+
+    import numpy as np
+
+    from scorers.metrics.gppm.cluster import ClusterTable, fit_clusters, report_vector
+
+    # two clusters; item A: reports (1,0), (1,1), (0,0); item B: (1,0), (1,0)
+    items = [[(1, 0), (1, 1), (0, 0)], [(1, 0), (1, 0)]]
+    table = ClusterTable.from_reports(items)
+    assert table.pairs == 4  # 3 pairs in A, 1 in B
+    # cluster 0 over the 4 pairs: (1,1) (1,0) (1,0) (1,1) -> n11 = 2, mixed = 2, n00 = 0
+    p00, p11, p01 = 0.5 / 6, 2.5 / 6, 3 / 12
+    assert table.joint[0].ravel().tolist() == pytest.approx([p00, p01, p01, p11])
+    assert table.joint[0].sum() == pytest.approx(1.0)
+    # cluster 1: (0,1) (0,0) (1,0) (0,0) -> n00 = 2, mixed = 2
+    q00, q01 = 2.5 / 6, 3 / 12  # q11 = 0.5 / 6
+    expected = math.log(p11 / (p01 + p11)) + math.log(q01 / (q00 + q01))
+    assert table.score((1, 0), (1, 1)) == pytest.approx(expected)
+    # a cell never seen gets ½ pseudo-count: no −inf
+    assert math.isfinite(table.score((0, 1), (0, 1)))
+    assert report_vector([2, 0, 2], 4) == [True, False, True, False]
+    with pytest.raises(ValueError, match="two reports"):
+        ClusterTable.from_reports([[(1, 0)]])
+    points = np.concatenate([np.zeros((5, 2)), np.ones((5, 2)) * 10])
+    model = fit_clusters(points, n_clusters=2)
+    assert len(set(model.predict(points[:5]))) == 1 and len(set(model.predict(points))) == 2

@@ -383,6 +383,8 @@ def test_an_unreadable_oracle_is_retried_once_then_unscored(tmp_path):
     assert result.value is None and len(oracle.calls) == 2
     assert "unreadable oracle reply after 2 call(s)" in result.reason
     assert "I cannot say." in result.reason
+    assert result.details["oracle_calls"] == 2  # the cost is kept for an unscored item
+    assert result.signature.oracle == "scripted/oracle"
 
 
 def test_an_empty_candidate_asks_nothing_and_reveals_nothing(tmp_path):

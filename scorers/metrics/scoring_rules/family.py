@@ -51,6 +51,7 @@ from scorers.types import Item, Result, Review
 from . import estimators
 from .divergences import DIVERGENCES, RatioOverflow, divergence
 from .oracle import (
+    BINARY_SETTINGS,
     ORACLE_ROLE,
     Parsed,
     ask,
@@ -102,9 +103,10 @@ class _Side:
 
 
 class _Unscored(Exception):
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, details: dict[str, Any]) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.details = details
 
 
 class ScoringRuleMetric(Metric):
@@ -236,7 +238,7 @@ class ScoringRuleMetric(Metric):
         synopsis = item.paper.abstract if self.options.get("synopsis") == "abstract" else None
         candidate = item.candidate
 
-        async def per_reference(review: Review) -> tuple[float, dict[str, Any]]:
+        async def per_reference(review: Review) -> tuple[float | None, dict[str, Any]]:
             units = statements[review.id]
             if not candidate.strip():  # an empty review reveals nothing; no oracle is asked
                 value = -0.5 if self.binary_critic else 0.0
@@ -257,13 +259,20 @@ class ScoringRuleMetric(Metric):
                 ]
                 answers: list[Parsed[float]] = list(
                     await asyncio.gather(
-                        *(ask(oracle.generate, q, parse_binary) for q in questions)
+                        *(
+                            ask(oracle.generate, q, parse_binary, settings=BINARY_SETTINGS)
+                            for q in questions
+                        )
                     )
                 )
                 calls = sum(a.calls for a in answers)
                 for answer in answers:
                     if answer.value is None:
-                        raise _Unscored(f"reference {review.id}: {answer.reason}")
+                        return None, {
+                            "reference_id": review.id,
+                            "oracle_calls": calls,
+                            "reason": f"reference {review.id}: {answer.reason}",
+                        }
                 critics = [float(a.value) for a in answers if a.value is not None]
                 value = _aggregate(critics, "mean")  # T_Ψ: a mean keeps |T| ≤ ½ (App. C)
                 return value, {
@@ -278,7 +287,11 @@ class ScoringRuleMetric(Metric):
                 oracle.generate, question, lambda reply: parse_likelihood(reply, len(units))
             )
             if answer.value is None:
-                raise _Unscored(f"reference {review.id}: {answer.reason}")
+                return None, {
+                    "reference_id": review.id,
+                    "oracle_calls": answer.calls,
+                    "reason": f"reference {review.id}: {answer.reason}",
+                }
             ks = list(answer.value)
             aggregation = (
                 self.options.get("aggregation", "mean")
@@ -296,16 +309,19 @@ class ScoringRuleMetric(Metric):
 
         usable = [r for r in references if r.id in statements]
         outcomes = await asyncio.gather(*(per_reference(r) for r in usable))
-        negative_ids = {r.id for r in negatives}
-        positive, negative = _Side(), _Side()
-        for review, (value, term) in zip(usable, outcomes, strict=True):
-            side = negative if review.id in negative_ids else positive
-            side.values.append(value)
-            side.terms.append(term)
         details = {
             "skipped_references": skipped,
             "oracle_calls": sum(t["oracle_calls"] for _, t in outcomes),
         }
+        unreadable = [t["reason"] for value, t in outcomes if value is None]
+        if unreadable:  # one unreadable answer leaves the item unscored: never a default value
+            raise _Unscored("; ".join(unreadable), details)
+        negative_ids = {r.id for r in negatives}
+        positive, negative = _Side(), _Side()
+        for review, (value, term) in zip(usable, outcomes, strict=True):
+            side = negative if review.id in negative_ids else positive
+            side.values.append(float(value))
+            side.terms.append(term)
         return positive, negative, details, oracle.identity, decomposer
 
     # ------------------------------------------------------------------ scoring
@@ -342,10 +358,16 @@ class ScoringRuleMetric(Metric):
                 )
                 signature = self._signature(negatives=count, oracle=oracle, preprocessor=decomposer)
         except _Unscored as unscored:
+            signature = self._signature(
+                negatives=count,
+                oracle=resources.generator(ORACLE_ROLE).identity,
+                preprocessor="none",
+            )
             return Result(
                 value=None,
                 reason=unscored.reason,
                 explanation=f"unscored: {unscored.reason}",
+                details=unscored.details,
                 signature=signature,
             )
         terms = [{"side": "positive", **t} for t in positive.terms] + [

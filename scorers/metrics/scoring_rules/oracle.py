@@ -33,6 +33,7 @@ __all__ = [
     "LIKELIHOOD_RATIOS",
     "ORACLE_ROLE",
     "ORACLE_SETTINGS",
+    "BINARY_SETTINGS",
     "OracleReplyError",
     "Parsed",
     "ask",
@@ -50,6 +51,9 @@ ORACLE_ROLE = "oracle"
 ORACLE_SETTINGS = GenerationSettings(max_new_tokens=2000, temperature=0.0)
 """Temperature 0, one sample (Scoring Rules App. D.1); 2,000 new tokens, the GPPM authors'
 limit for a whole 7-point reply (App. D.3 replies run to about 50 tokens per statement)."""
+
+BINARY_SETTINGS = GenerationSettings(max_new_tokens=16, temperature=0.0)
+"""Decoding for the binary critic: only the first word is read, so 16 new tokens suffice."""
 
 LIKELIHOOD_RATIOS = {k: 2.0**k for k in range(-3, 4)}
 """The 7-point scale as likelihood ratios: k -> 2^k (1/8, 1/4, 1/2, 1, 2, 4, 8)."""
