@@ -88,11 +88,11 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--scorer-lm", default="embedded")
     parser.add_argument("--dtype", default="float32")
-    parser.add_argument("--metrics", nargs="*", help="default: every scoring_rules/gppm metric")
+    parser.add_argument("--metrics", nargs="*", help="default: every fmi/gppm metric")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "scoring_rules_cost.json")
     args = parser.parse_args(argv)
     names = args.metrics or [
-        s.name for s in list_metrics() if s.family in ("scoring_rules", "gppm")
+        s.name for s in list_metrics() if s.family in ("fmi", "gppm")
     ]
     items = items_from(
         args.data,

@@ -29,8 +29,8 @@ from scorers.signature import Signature, prompt_hashes
 from scorers.text.judgments import Preprocessed
 from scorers.types import CANDIDATE_IS_JUDGMENTS, Item, Result
 
-from ..scoring_rules.oracle import ORACLE_ROLE, gppm_line_scores, likelihood_messages
-from ..scoring_rules.statements import judgment_statements
+from ..fmi.oracle import ORACLE_ROLE, gppm_line_scores, likelihood_messages
+from ..fmi.statements import judgment_statements
 
 __all__ = ["GPPM_PLACEHOLDER", "GPPM_VERSION", "GppmJudgment", "GppmSignature", "GppmToken"]
 
@@ -137,8 +137,8 @@ class GppmJudgment(Metric):
             synopsis="abstract" if self.with_abstract else "placeholder 'Not Provided'",
             prompts=prompt_hashes(
                 [
-                    "scoring_rules/likelihood_system",
-                    "scoring_rules/likelihood_user",
+                    "fmi/likelihood_system",
+                    "fmi/likelihood_user",
                     "gem/preprocess_system",
                     "gem/preprocess_user",
                 ]

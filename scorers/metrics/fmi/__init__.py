@@ -72,7 +72,7 @@ def _register(
         name=name,
         display_name=display
         or f"{f.upper()}-{_ESTIMATORS[estimator]} ({_REPRESENTATIONS[representation]})",
-        family="scoring_rules",
+        family="fmi",
         higher_is_better=True,
         needs=frozenset(needs),
         version=SCORING_RULES_VERSION,

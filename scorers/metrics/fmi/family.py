@@ -438,19 +438,19 @@ class ScoringRuleMetric(Metric):
         if self.representation != "token":
             if self.binary_critic:
                 kind = "support" if self.representation == "statement" else "same_item"
-                templates += [f"scoring_rules/{kind}_system", f"scoring_rules/{kind}_user"]
+                templates += [f"fmi/{kind}_system", f"fmi/{kind}_user"]
             else:
-                templates += ["scoring_rules/likelihood_system", "scoring_rules/likelihood_user"]
+                templates += ["fmi/likelihood_system", "fmi/likelihood_user"]
             if self.representation == "statement":
                 if self.options.get("statements", "judgments") == "judgments":
                     templates += ["gem/preprocess_system", "gem/preprocess_user"]
                 else:
-                    templates += ["scoring_rules/decompose_system", "scoring_rules/decompose_user"]
+                    templates += ["fmi/decompose_system", "fmi/decompose_user"]
         hashes = {**prompt_hashes(templates), **(gem_prompts or {})}
         statement_cell = self.representation == "statement"
         return ScoringRuleSignature(
             metric=self.spec.name,
-            family="scoring_rules",
+            family="fmi",
             version=SCORING_RULES_VERSION,
             divergence=self.f.name,
             estimator=self.estimator,

@@ -6,7 +6,7 @@ Two decompositions:
 - ``judgments`` (default, peer review): the GEM App. C.1 judgment rewrite, one "The reviewer ..."
   line per claim (the rewrite the GEM family already makes and caches, or the dataset's stored
   one with ``dataset_summaries``); this is what GPPM's JUDGMENT statements were;
-- ``llm``: a generic atomic-claim prompt (``prompts/scoring_rules/decompose_*``, written for the
+- ``llm``: a generic atomic-claim prompt (``prompts/fmi/decompose_*``, written for the
   project), one claim per line.
 
 A reference whose decomposition has no claim is left out with its reason, never scored as zero.
@@ -48,6 +48,6 @@ def decompose_messages(text: str) -> list[ChatMessage]:
     if not text.strip():
         raise ValueError("refusing to decompose an empty text: a model would invent claims")
     return [
-        {"role": "system", "content": prompts.render("scoring_rules/decompose_system")},
-        {"role": "user", "content": prompts.render("scoring_rules/decompose_user", text=text)},
+        {"role": "system", "content": prompts.render("fmi/decompose_system")},
+        {"role": "user", "content": prompts.render("fmi/decompose_user", text=text)},
     ]

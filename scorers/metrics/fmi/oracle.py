@@ -4,7 +4,7 @@
 Two kinds of question:
 
 - **likelihood** (direct and KL f-variational cells): GPPM's 7-point judgment, verbatim
-  (``prompts/scoring_rules/likelihood_*``): for each numbered reference statement, a score k in
+  (``prompts/fmi/likelihood_*``): for each numbered reference statement, a score k in
   −3..3 meaning a likelihood ratio of about 2^k; ``log r̂ = k · ln 2``. One call per reference
   scores all of its statements (GPPM App. D.3; the report-level cells send the whole reference as
   the single statement);
@@ -75,8 +75,8 @@ class OracleReplyError(GemTasksError, ValueError):
 
 def _conversation(name: str, **variables: object) -> list[ChatMessage]:
     return [
-        {"role": "system", "content": prompts.render(f"scoring_rules/{name}_system")},
-        {"role": "user", "content": prompts.render(f"scoring_rules/{name}_user", **variables)},
+        {"role": "system", "content": prompts.render(f"fmi/{name}_system")},
+        {"role": "user", "content": prompts.render(f"fmi/{name}_user", **variables)},
     ]
 
 

@@ -1,4 +1,4 @@
-"""The Scoring Rules design space (scorers/metrics/scoring_rules): the f-divergences, the
+"""The Scoring Rules design space (scorers/metrics/fmi): the f-divergences, the
 estimators of Tab. 1 on hand-computed values (spec §14), the oracle's parsers, the negative
 sampler, and the cells end to end with a scripted oracle. No model is loaded except the tiny
 random one (cell 1 equals GEM)."""
@@ -12,7 +12,7 @@ import pytest
 from scorers import Item, Paper, Resources, Review, get_metric
 from scorers.data.negatives import draw_negatives
 from scorers.data.records import PaperRecord, RecordError, ReviewRecord
-from scorers.metrics.scoring_rules import (
+from scorers.metrics.fmi import (
     DIVERGENCES,
     RatioOverflow,
     direct,
@@ -21,7 +21,7 @@ from scorers.metrics.scoring_rules import (
     f_variational,
     variational_from_critic,
 )
-from scorers.metrics.scoring_rules.oracle import (
+from scorers.metrics.fmi.oracle import (
     OracleReplyError,
     gppm_line_scores,
     likelihood_messages,
@@ -414,7 +414,7 @@ def test_options_are_checked():
 
 
 def test_all_twelve_cells_are_registered():
-    specs = {s.name: s for s in list_metrics() if s.family == "scoring_rules"}
+    specs = {s.name: s for s in list_metrics() if s.family == "fmi"}
     cells = {f"fmi_{f}_{e}_{r}" for f in ("kl", "tv") for e in ("direct", "fvar")
              for r in ("token", "report", "statement")}  # fmt: skip
     assert cells | {"gppm_j"} == set(specs)
