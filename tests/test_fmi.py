@@ -440,3 +440,84 @@ def test_cell_one_is_gem_and_the_token_cells_follow_from_its_terms(tiny_lm, tmp_
     expected = 1 + terms["r1"] - sum(math.exp(terms[n.id]) for n in negatives) / 4
     assert nwj.value == pytest.approx(expected, rel=1e-12)
     assert nwj.details["logprob_requests"] == 10
+
+
+@pytest.mark.slow
+def test_fmi_cells_through_inspect_with_an_oracle_role(tmp_path, demo_records):
+    """``inspect eval gem_tasks/iclr`` with a token cell and TVD-MI: each sample carries four
+    negatives of other papers; the oracle role answers (here an always-"Yes" model, so TVD-MI is
+    exactly 0); the plain-Python call gives exactly the logged number."""
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
+    from gem_tasks.tasks.iclr import iclr
+    from scorers.data.records import split_reviews
+
+    yes = []
+    for _ in range(12):  # usage given: otherwise Inspect counts tokens with a downloaded encoding
+        output = ModelOutput.from_content("mockllm/model", "Yes")
+        output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+        yes.append(output)
+    [log] = inspect_eval(
+        iclr(
+            candidate="human",
+            scorers="tvd_mi,fmi_kl_fvar_token",
+            dataset_summaries=True,
+            cache_dir=str(tmp_path / "cache"),
+        ),
+        model="mockllm/model",
+        model_roles={"oracle": get_model("mockllm/model", custom_outputs=yes)},
+        limit=2,
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
+    assert log.status == "success", log.error
+    resources = Resources(evaluation_lm="embedded", cache_dir=tmp_path / "cache")
+    by_id = {paper.id: paper for paper in demo_records}
+    for sample in log.samples:
+        negatives = sample.metadata["negatives"]
+        assert len(negatives) == 4 and all(n["paper_id"] != sample.id for n in negatives)
+        tvd = sample.scores["fmi_tv_fvar_report"]  # the alias logs under the cell name
+        assert tvd.value == 0.0 and tvd.metadata["oracle_calls"] == 6
+        assert tvd.metadata["signature"]["oracle"] == "inspect/mockllm/model"
+        paper = by_id[sample.id]
+        split = split_reviews(paper, references=2, seed=0)
+        item = Item(
+            paper=Paper(id=paper.id, title=paper.title, abstract=paper.abstract),
+            candidate=split.held_out.text,
+            references=tuple(Review(r.id, r.text, r.summary) for r in split.references),
+            negatives=tuple(Review(n["id"], n["text"], n["summary"]) for n in negatives),
+            candidate_summary=split.held_out.summary,
+        )
+        result = get_metric("fmi_kl_fvar_token", dataset_summaries=True).score(item, resources)
+        logged = sample.scores["fmi_kl_fvar_token"]
+        assert result.value == logged.value
+        assert result.signature.as_dict()["id"] == logged.metadata["signature"]["id"]
+
+
+@pytest.mark.slow
+def test_an_fmi_cell_in_the_robustness_task_keeps_its_negatives(tmp_path):
+    """Judgment deletion on stored summaries with NWJ: both sides of a pair use the same four
+    negatives, and the paired score is logged for every sample."""
+    from inspect_ai import eval as inspect_eval
+
+    from gem_tasks.tasks.robustness import robustness
+
+    [log] = inspect_eval(
+        robustness(
+            perturbation="judgment_deletion",
+            scorers="fmi_kl_fvar_token",
+            dataset_summaries=True,
+            cache_dir=str(tmp_path / "cache"),
+        ),
+        model="mockllm/model",
+        limit=2,
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
+    assert log.status == "success", log.error
+    for sample in log.samples:
+        assert len(sample.metadata["negatives"]) == 4
+        paired = sample.scores["fmi_kl_fvar_token_paired"]
+        assert set(paired.value) >= {"before", "after"}
+        assert all(math.isfinite(paired.value[side]) for side in ("before", "after"))
