@@ -148,3 +148,28 @@ def test_generation_benchmark_compares_token_by_token():
         {"row": 0, "first_difference": 1, "lengths": [3, 3]},
         {"row": 1, "first_difference": 2, "lengths": [2, 3]},
     ]
+
+
+@pytest.mark.usefixtures("isolated_cache")
+def test_scoring_rules_cost_benchmark_counts_calls(tmp_path: Path, tiny_model, tokenizer):
+    """The cost benchmark on two demo papers with the tiny random model as evaluation LM, oracle
+    and preprocessor: log-prob requests are exact; a random oracle is unreadable, so its items
+    are unscored with that reason after one retry per question."""
+    folder = tmp_path / "tiny"
+    tiny_model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    cost = load_benchmark("scoring_rules_cost")
+    out = tmp_path / "cost.json"
+    report = cost.main(
+        ["--papers", "2", "--scorer-lm", f"hf/{folder}", "--out", str(out),
+         "--metrics", "fmi_kl_fvar_token", "tvd_mi"]
+    )  # fmt: skip
+    assert json.loads(out.read_text()) == report
+    rows = {r["metric"]: r for r in report["rows"]}
+    # 1 positive + 4 negatives, a conditional and a marginal request each
+    assert rows["fmi_kl_fvar_token"]["logprob_requests_per_sample"] == 10
+    assert rows["fmi_kl_fvar_token"]["scored"] == 2
+    tvd = rows["tvd_mi"]
+    assert tvd["scored"] + len(tvd["unscored_reasons"]) >= 1
+    assert all("unreadable oracle reply" in reason for reason in tvd["unscored_reasons"])
+    assert 5 <= tvd["oracle_calls_per_sample"] <= 10  # 5 questions, at most one retry each

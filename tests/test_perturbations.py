@@ -197,8 +197,10 @@ def ultra_concise_prompt(max_words: int) -> str:
 REVIEW = "The method is sound. The evaluation is {{ thin }}; I lean to reject {% if x %}."
 BRACES = "Braces {{ thin }} and {% if x %} stay text."
 
-RULE_BASED = {"sentence_deletion", "judgment_deletion", "random_replacement", *GAMING}
-REWRITES = {"rephrase", "ultra_concise", *WRITTEN_PROMPTS}
+RULE_BASED = {
+    "sentence_deletion", "judgment_deletion", "random_replacement", "elongation_fixed", *GAMING,
+}  # fmt: skip
+REWRITES = {"rephrase", "rephrase_reorganize", "ultra_concise", *WRITTEN_PROMPTS}
 LLM_BASED = {"deletion_completion", "abstract_only", "meaningless_elongation", *REWRITES}
 
 
@@ -249,7 +251,7 @@ def test_module_does_not_import_inspect():
 
 def test_templates_cite_their_source():
     names = [n for n in prompts.available() if n.startswith("perturb/")]
-    assert len(names) == 12
+    assert len(names) == 13
     for name in names:
         source = (prompts.PROMPTS_DIR / f"{name}.jinja").read_text()
         assert source.startswith("{#-") and "paper" in source.split("-#}")[0]
@@ -522,3 +524,34 @@ def test_run_perturbation_batches_the_requests():
         run_perturbation("rephrase", TOY)
     with pytest.raises(ValueError, match="2 requests but 1 answers"):
         run_perturbation("meaningless_elongation", TOY, lambda c, s: ["x"])
+
+
+def test_fixed_elongation_appends_the_same_paragraph_to_any_format():
+    from scorers.validation.perturbations.elongation import FIXED_FILLER
+
+    for text in (TOY, "A short review.\n", "<summary>x</summary>"):
+        out = apply_perturbation("elongation_fixed", text)
+        assert out == text.rstrip() + "\n\n" + FIXED_FILLER
+    assert llm_requests("elongation_fixed", "A review.") == {}
+
+
+def test_reorganising_rephrase_is_a_separate_not_verbatim_prompt():
+    [(key, conversation)] = llm_requests("rephrase_reorganize", REVIEW).items()
+    system, user = system_user(conversation)
+    assert key == "rewrite" and "may reorganize" in system and user.endswith(REVIEW)
+    assert "not verbatim" in PERTURBATIONS["rephrase_reorganize"].source
+    assert system != system_user(llm_requests("rephrase", REVIEW)["rewrite"])[0]
+
+
+def test_letter_codes_are_the_scoring_rules_papers():
+    codes = {n: s.code for n, s in PERTURBATIONS.items() if s.kind != "gaming"}
+    assert codes == {
+        "sentence_deletion": "S", "judgment_deletion": "J", "random_replacement": "R",
+        "deletion_completion": "D", "abstract_only": "P", "ultra_concise": "U",
+        "opinion_flip": "O", "rephrase": "R", "meaningless_elongation": "M",
+        "positive_shift": "P", "negative_shift": "N", "hedged_shift": "H", "strong_shift": "S",
+        "rephrase_reorganize": "Rr", "elongation_fixed": "Mf",
+    }  # fmt: skip
+    for kind in ("degradation", "manipulation"):
+        kind_codes = [s.code for s in PERTURBATIONS.values() if s.kind == kind]
+        assert len(kind_codes) == len(set(kind_codes))  # unique within a table

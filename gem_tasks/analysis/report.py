@@ -13,9 +13,11 @@ from inspect_ai.log import EvalLog, read_eval_log
 from tqdm import tqdm
 
 from gem_tasks.analysis.leaderboard.logs import log_paths
+from scorers.validation.perturbations import PERTURBATIONS
 
 __all__ = [
     "correlation_table",
+    "failure_codes_markdown",
     "failure_counts",
     "gaming_table_markdown",
     "read_validation_logs",
@@ -54,17 +56,20 @@ def read_validation_logs(
         task = log.eval.task
         if task == ROBUSTNESS_TASK:
             meta = log.eval.metadata or {}
+            perturbation = meta.get("perturbation", log.eval.task_args.get("perturbation"))
+            strategy = PERTURBATIONS.get(str(perturbation))
             for score in log.results.scores:
                 robust_rows.append(
                     {
                         "scorer": _scorer_name(score.name),
-                        "perturbation": meta.get(
-                            "perturbation", log.eval.task_args.get("perturbation")
-                        ),
+                        "perturbation": perturbation,
+                        "code": strategy.code if strategy else "",
+                        "dataset": log.eval.dataset.name or "",
                         "kind": meta.get("kind"),
                         "expected": meta.get("expected"),
                         "alpha": meta.get("alpha", 0.05),
                         "n": score.scored_samples,
+                        "excluded": score.unscored_samples or 0,
                         "smd": _metric(score, "smd"),
                         "smd_ci95_lower": _metric(score, "smd_ci95_lower"),
                         "smd_ci95_upper": _metric(score, "smd_ci95_upper"),
@@ -95,7 +100,9 @@ def read_validation_logs(
         else:
             skipped.append(f"{path}: task {task} is not a validation task")
     robust = _keep_newest(
-        pd.DataFrame(robust_rows), ["scorer", "perturbation", "level", "evaluation_lm"], skipped
+        pd.DataFrame(robust_rows),
+        ["scorer", "perturbation", "level", "evaluation_lm", "dataset"],
+        skipped,
     )
     corr = _keep_newest(pd.DataFrame(corr_rows), ["scorer", "evaluation_lm"], skipped)
     robust.attrs["skipped"] = corr.attrs["skipped"] = skipped
@@ -253,6 +260,70 @@ def failure_counts(robust: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+_PAPER_ORDER = {"degradation": "DORSPUJ", "manipulation": "MNHPSR"}
+
+
+def _codes(group: pd.DataFrame, kind: str) -> str:
+    """The letters of the strategies of ``kind`` the scorer failed, in the paper's order; ✓ when
+    it failed none, – when none was tested."""
+    tested = group[group["kind"] == kind]
+    if tested.empty:
+        return "–"
+    order = _PAPER_ORDER[kind]
+    failed = sorted((str(c) or "?") for c in tested.loc[tested["verdict"] < 0.5, "code"])
+    failed.sort(key=lambda c: (order.find(c[0]) if c[0] in order else len(order), c))
+    return "".join(failed) or "✓"
+
+
+def failure_codes_markdown(robust: pd.DataFrame) -> str:
+    """The Scoring Rules paper's Tables 4-5 layout: per scorer and dataset, the letters of the
+    degradations it failed to penalise and of the manipulations it rewarded (✓: none), then the
+    totals. Letters: D deletion & completion, O opinion flip, R random replacement, S sentence
+    deletion, P surface report (abstract only), U ultra-concise, J judgment deletion; M
+    elongation (Mf: fixed filler), N/H/P/S negative/hedged/positive/strong shift, R rephrase
+    (Rr: may reorganise)."""
+    if robust.empty:
+        return "_no robustness logs_\n"
+    robust = robust[robust["kind"] != "gaming"]
+    if robust.empty:
+        return "_no degradation or manipulation logs_\n"
+    datasets = sorted(robust["dataset"].fillna("").unique())
+    header = ["scorer"]
+    for dataset in datasets:
+        header += [
+            f"{dataset or 'dataset'}: degradations",
+            f"{dataset or 'dataset'}: manipulations",
+        ]
+    header += ["degradations failed", "manipulations failed"]
+    lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    for scorer, group in robust.groupby("scorer", sort=True):
+        cells = [scorer]
+        for dataset in datasets:
+            part = group[group["dataset"].fillna("") == dataset]
+            cells += [_codes(part, "degradation"), _codes(part, "manipulation")]
+        for kind in ("degradation", "manipulation"):
+            tested = group[group["kind"] == kind]
+            cells.append(f"{int((tested['verdict'] < 0.5).sum())}/{len(tested)}")
+        lines.append("| " + " | ".join(cells) + " |")
+    excluded = robust[robust["excluded"].fillna(0) > 0] if "excluded" in robust else robust[:0]
+    lines.append("")
+    lines.append(
+        "A degradation fails when the one-sided paired t-test finds no significant decrease; a "
+        "manipulation fails when it finds a significant increase (α of each log)."
+    )
+    if not excluded.empty:
+        lines.append("")
+        lines.append(
+            "Items left out (perturbation failed, or a side unscored), never scored unchanged:"
+        )
+        for _, row in excluded.sort_values(["scorer", "perturbation"]).iterrows():
+            lines.append(
+                f"- {row['scorer']} / {row['perturbation']}: {int(row['excluded'])} excluded, "
+                f"{int(row['n'])} scored"
+            )
+    return "\n".join(lines) + "\n"
+
+
 def correlation_table(corr: pd.DataFrame) -> str:
     """Markdown table of Spearman's ρ per scorer."""
     if corr.empty:
@@ -289,7 +360,9 @@ def write_report(
         smd_table_markdown(robust),
         "## Gaming (red-team suite: can a model raise its score without a better review?)\n",
         gaming_table_markdown(robust),
-        "## Failures (Scoring Rules paper Tables 4-5)\n",
+        "## Failures (Scoring Rules paper Tables 4-5 layout)\n",
+        failure_codes_markdown(robust),
+        "### Failure counts\n",
         _markdown_frame(failures) if not failures.empty else "_no robustness logs_\n",
         "## Correlation with human grades\n",
         correlation_table(corr),

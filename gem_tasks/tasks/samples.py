@@ -10,9 +10,20 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser
 
 import prompts
+from gem_tasks.scoring.adapter import parse_scorer_names
+from scorers.data.negatives import DEFAULT_NEGATIVES, draw_negatives
 from scorers.data.records import PaperRecord, ReviewRecord, load_records, split_reviews
+from scorers.registry import metric_spec
 
-__all__ = ["CHARS_PER_TOKEN", "DEMO_DATASET", "paper_dataset", "paper_input", "record_to_sample"]
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "DEMO_DATASET",
+    "negatives_metadata",
+    "negatives_wanted",
+    "paper_dataset",
+    "paper_input",
+    "record_to_sample",
+]
 
 DEMO_DATASET = Path(__file__).parent / "data" / "demo_iclr.jsonl"
 """Ten fictional papers with three reviews each, written for the project (not real reviews)."""
@@ -51,8 +62,35 @@ def paper_input(paper: PaperRecord, *, max_paper_tokens: int) -> tuple[str, dict
     return text, facts
 
 
+def negatives_wanted(scorers: str | list[str], negatives: int | None) -> int:
+    """Negative references per paper: ``negatives`` when given, else the default (4) when a
+    requested metric needs them (the f-variational cells), else none."""
+    if negatives is not None:
+        if negatives < 0:
+            raise ValueError(f"negatives must be 0 or more, got {negatives}")
+        return negatives
+    needed = any("negatives" in metric_spec(n).needs for n in parse_scorer_names(scorers))
+    return DEFAULT_NEGATIVES if needed else 0
+
+
+def negatives_metadata(
+    paper: PaperRecord, pool: list[PaperRecord], *, k: int, seed: int
+) -> list[dict[str, Any]]:
+    """The sample-metadata rows of ``paper``'s negative references (reviews of other papers,
+    drawn by :func:`scorers.data.negatives.draw_negatives`)."""
+    return [
+        {"id": n.id, "paper_id": n.paper_id, "text": n.review.text, "summary": n.review.summary}
+        for n in draw_negatives(paper, pool, k=k, seed=seed)
+    ]
+
+
 def record_to_sample(
-    paper: PaperRecord, *, references: int, seed: int, max_paper_tokens: int
+    paper: PaperRecord,
+    *,
+    references: int,
+    seed: int,
+    max_paper_tokens: int,
+    negatives: list[dict[str, Any]] | None = None,
 ) -> Sample:
     """One sample per paper: the C.3 review prompt as input, the held-out human review as target,
     and the reference reviews, abstract and ASSW in the metadata for the scorers."""
@@ -75,6 +113,7 @@ def record_to_sample(
             **facts,
             "held_out": _review_dict(split.held_out),
             "references": [_review_dict(r) for r in split.references],
+            "negatives": list(negatives or []),
             "split_seed": seed,
         },
     )
@@ -86,13 +125,21 @@ def paper_dataset(
     references: int,
     seed: int,
     max_paper_tokens: int,
+    negatives: int = 0,
 ) -> MemoryDataset:
     """Samples for every paper of ``source`` (a JSONL/parquet path, folder or hub id; the
-    bundled demo when None). Malformed input raises ``RecordError`` naming file and record."""
+    bundled demo when None), each with ``negatives`` reviews of other papers. Malformed input,
+    or a dataset too small for the negatives, raises ``RecordError`` naming file and record."""
     path = DEMO_DATASET if source is None else source
     records = load_records(path)
     samples = [
-        record_to_sample(r, references=references, seed=seed, max_paper_tokens=max_paper_tokens)
+        record_to_sample(
+            r,
+            references=references,
+            seed=seed,
+            max_paper_tokens=max_paper_tokens,
+            negatives=negatives_metadata(r, records, k=negatives, seed=seed) if negatives else [],
+        )
         for r in records
     ]
     return MemoryDataset(samples, name=Path(str(path)).stem, location=str(path))

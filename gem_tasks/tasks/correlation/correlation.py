@@ -15,20 +15,28 @@ from gem_tasks.scoring.adapter import make_scorers
 from gem_tasks.scoring.metrics import spearman_p, spearman_rho
 from gem_tasks.tasks import eval_card
 from gem_tasks.tasks.iclr.iclr import human_review
-from gem_tasks.tasks.samples import DEMO_DATASET, paper_input
+from gem_tasks.tasks.samples import (
+    DEMO_DATASET,
+    negatives_metadata,
+    negatives_wanted,
+    paper_input,
+)
 from scorers.data.records import RecordError, load_records
 
 __all__ = ["correlation", "leave_one_out_dataset"]
 
 
 def leave_one_out_dataset(
-    source: str | Path | None, *, grade_field: str = "grade"
+    source: str | Path | None, *, grade_field: str = "grade", negatives: int = 0, seed: int = 0
 ) -> MemoryDataset:
     """One sample per graded review: that review is the candidate, every other review of the same
-    paper a reference. Raises ``RecordError`` when no review carries ``grade_field``."""
+    paper a reference, and ``negatives`` reviews of other papers (drawn once per paper with
+    ``seed``). Raises ``RecordError`` when no review carries ``grade_field``."""
     path = DEMO_DATASET if source is None else source
     samples = []
-    for paper in load_records(path):
+    records = load_records(path)
+    for paper in records:
+        drawn = negatives_metadata(paper, records, k=negatives, seed=seed) if negatives else []
         for review in paper.reviews:
             grade = review.extra.get(grade_field)
             if grade is None:
@@ -62,6 +70,7 @@ def leave_one_out_dataset(
                         "references": [
                             {"id": r.id, "text": r.text, "summary": r.summary} for r in others
                         ],
+                        "negatives": drawn,
                     },
                 )
             )
@@ -80,6 +89,8 @@ def correlation(
     dataset_summaries: bool = False,
     scorer_options: dict[str, dict[str, Any]] | None = None,
     cache_dir: str | None = None,
+    negatives: int | None = None,
+    seed: int = 0,
 ) -> Task:
     """Spearman correlation between each scorer and human quality grades of the responses.
 
@@ -93,10 +104,17 @@ def correlation(
         scorer_options: per-metric options, e.g. ``{lm_examiner: {max_tokens: 512}}`` or
             ``{bertscore: {model: dunzhang/stella_en_400M_v5}}``.
         cache_dir: folder of the on-disk score cache.
+        negatives: negative references per paper (see ``gem_tasks/iclr``).
+        seed: seed of the negatives' draw.
     """
     return Task(
         version=eval_card(Path(__file__).parent)["version"],
-        dataset=leave_one_out_dataset(dataset, grade_field=grade_field),
+        dataset=leave_one_out_dataset(
+            dataset,
+            grade_field=grade_field,
+            negatives=negatives_wanted(scorers, negatives),
+            seed=seed,
+        ),
         solver=human_review(),
         scorer=make_scorers(
             scorers,

@@ -12,7 +12,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 
 from gem_tasks.scoring.adapter import make_scorers
 from gem_tasks.tasks import eval_card
-from gem_tasks.tasks.samples import paper_dataset
+from gem_tasks.tasks.samples import negatives_wanted, paper_dataset
 
 __all__ = ["human_review", "iclr"]
 
@@ -45,6 +45,7 @@ def iclr(
     dataset_summaries: bool = False,
     scorer_options: dict[str, dict[str, Any]] | None = None,
     cache_dir: str | None = None,
+    negatives: int | None = None,
 ) -> Task:
     """GRE-bench peer review: review each paper (GEM paper App. C.3 prompt) and score the review.
 
@@ -70,13 +71,20 @@ def iclr(
         scorer_options: per-metric options, e.g. ``{lm_examiner: {max_tokens: 512}}`` or
             ``{bertscore: {model: dunzhang/stella_en_400M_v5}}``.
         cache_dir: folder of the on-disk score cache.
+        negatives: reviews of other papers per paper (negative references), drawn with
+            ``seed`` and the same for every model; default 4 when a requested metric needs them
+            (the f-variational cells), else none. Fewer than that many other papers is an error.
     """
     if candidate not in ("model", "human"):
         raise ValueError(f"candidate must be 'model' or 'human', got {candidate!r}")
     return Task(
         version=eval_card(Path(__file__).parent)["version"],
         dataset=paper_dataset(
-            dataset, references=references, seed=seed, max_paper_tokens=max_paper_tokens
+            dataset,
+            references=references,
+            seed=seed,
+            max_paper_tokens=max_paper_tokens,
+            negatives=negatives_wanted(scorers, negatives),
         ),
         solver=human_review() if candidate == "human" else generate(),
         scorer=make_scorers(

@@ -28,7 +28,7 @@ from gem_tasks.scoring.metrics import (
 from gem_tasks.scoring.paired import PAIRED_SCORERS
 from gem_tasks.scoring.roles import to_inspect_messages
 from gem_tasks.tasks import eval_card
-from gem_tasks.tasks.samples import paper_dataset
+from gem_tasks.tasks.samples import negatives_wanted, paper_dataset
 from scorers.validation.gaming import universal_review
 from scorers.validation.perturbations import (
     GAMING,
@@ -61,6 +61,7 @@ def robustness_dataset(
     seed: int,
     max_paper_tokens: int,
     level: str | None = None,
+    negatives: int = 0,
 ) -> MemoryDataset:
     """The iclr samples, each with the text to perturb (the held-out review, or its judgment
     summary for judgment-level strategies) and another paper's held-out review."""
@@ -75,7 +76,11 @@ def robustness_dataset(
     if level != spec.level and perturbation not in LEVEL_FREE:
         raise ValueError(f"{perturbation!r} works on the {spec.level} level only")
     base = paper_dataset(
-        source, references=references, seed=seed, max_paper_tokens=max_paper_tokens
+        source,
+        references=references,
+        seed=seed,
+        max_paper_tokens=max_paper_tokens,
+        negatives=negatives,
     )
     samples = list(base)
     if len(samples) < 2 and perturbation == "random_replacement":
@@ -181,6 +186,7 @@ def robustness(
     cache_dir: str | None = None,
     alpha: float = 0.05,
     level: str | None = None,
+    negatives: int | None = None,
 ) -> Task:
     """Score every held-out human review before and after ``perturbation`` with each scorer.
 
@@ -206,6 +212,8 @@ def robustness(
         alpha: significance level of the verdict.
         level: ``judgments`` to apply a level-free strategy (random replacement) to the
             held-out review's judgment summary instead of its text.
+        negatives: negative references per paper (see ``gem_tasks/iclr``); the same for the
+            before and after scores.
     """
     spec = PERTURBATIONS.get(perturbation)
     if spec is None:
@@ -232,6 +240,7 @@ def robustness(
             seed=seed,
             max_paper_tokens=max_paper_tokens,
             level=level,
+            negatives=negatives_wanted(scorers, negatives),
         ),
         solver=perturb_review(perturbation),
         scorer=made,

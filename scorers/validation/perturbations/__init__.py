@@ -69,6 +69,8 @@ PERTURBATIONS: dict[str, Perturbation] = {
         red_team.Injection(),
         red_team.SelfReference(),
         rewriting.StrongShift(),
+        rewriting.RephraseReorganize(),
+        elongation.ElongationFixed(),
     )
 }
 """Every strategy by name: the one registry that the robustness task and the report read."""

@@ -56,6 +56,10 @@ class Perturbation(ABC):
     source: ClassVar[str]
     """Where the strategy comes from (paper and section), and whether its prompt is verbatim."""
     description: ClassVar[str]
+    code: ClassVar[str] = ""
+    """The strategy's letter in the Scoring Rules paper's Tables 4-5 (degradations: D, O, R, S,
+    P, U; manipulations: M, N, H, P, S, R); variants the paper does not have carry a suffix
+    (``Mf``, ``Rr``); the red-team strategies have none (they have their own table)."""
 
     @property
     def expected(self) -> Expected:

@@ -21,6 +21,7 @@ MISSING_SENTENCE = "[There is one missing sentence]"
 
 class SentenceDeletion(Perturbation):
     name = "sentence_deletion"
+    code = "S"
     kind = "degradation"
     source = "GEM paper App. D.1.1 (§4.2); GPPM paper §6.1; Scoring Rules paper App. A, Table 6"
     description = (
@@ -34,6 +35,7 @@ class SentenceDeletion(Perturbation):
 
 class JudgmentDeletion(Perturbation):
     name = "judgment_deletion"
+    code = "J"
     kind = "degradation"
     level = "judgments"
     source = "GPPM paper §6.1 (Judgment-Level Degradation)"
@@ -45,6 +47,7 @@ class JudgmentDeletion(Perturbation):
 
 class RandomReplacement(Perturbation):
     name = "random_replacement"
+    code = "R"
     kind = "degradation"
     source = "GPPM paper §6.1 (Random Report Replacement); Scoring Rules paper App. A, Table 6"
     description = "Replace the review with a review of another paper (other_text)."
@@ -61,6 +64,7 @@ class RandomReplacement(Perturbation):
 
 class DeletionCompletion(Perturbation):
     name = "deletion_completion"
+    code = "D"
     kind = "degradation"
     uses_llm = True
     source = "GEM paper App. D.1.2 (§4.2); Scoring Rules paper App. A, Table 6"

@@ -92,6 +92,7 @@ def one_line_summary(name: str, text: str) -> str:
 
 class MeaninglessElongation(Perturbation):
     name = "meaningless_elongation"
+    code = "M"
     kind = "manipulation"
     uses_llm = True
     source = "GEM paper App. D.2.2 (§4.3, Fig. 4); Scoring Rules paper App. A, Table 7"
@@ -119,3 +120,32 @@ class MeaninglessElongation(Perturbation):
         strengths = one_line_summary(self.name, answer(self.name, answers, "strengths"))
         weaknesses = one_line_summary(self.name, answer(self.name, answers, "weaknesses"))
         return elongate(text, strengths, weaknesses)
+
+
+FIXED_FILLER = (
+    "This review provides an overview of the paper's contributions, methodology and findings, "
+    "and discusses its strengths and weaknesses. The aim is to give constructive feedback that "
+    "can help improve the quality of the work. The assessment considers the clarity of the "
+    "presentation, the quality of the research, the novelty of the findings and the "
+    "reproducibility of the experiments."
+)
+"""The fixed, semantically empty paragraph of :class:`ElongationFixed`. Written for this project
+(the Scoring Rules paper does not print its filler), from the section-independent parts of the
+GEM paper's fillers (:data:`ELONGATION_FILLERS`)."""
+
+
+class ElongationFixed(Perturbation):
+    name = "elongation_fixed"
+    code = "Mf"
+    kind = "manipulation"
+    source = (
+        "Scoring Rules paper App. A, Table 7 (Meaningless Elongation: the same fixed filler "
+        "appended to every candidate, any format); filler not verbatim"
+    )
+    description = (
+        "The same fixed, uninformative paragraph appended to the review, whatever its format "
+        "(no LLM)."
+    )
+
+    def apply(self, text, *, other_text, answers, paper) -> str:
+        return f"{text.rstrip()}\n\n{FIXED_FILLER}"

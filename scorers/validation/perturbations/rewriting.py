@@ -17,6 +17,7 @@ from scorers.validation.perturbations.base import (
 
 class AbstractOnly(Perturbation):
     name = "abstract_only"
+    code = "P"
     kind = "degradation"
     uses_llm = True
     source = "GEM paper App. D.1.3 (§4.2); Scoring Rules paper App. A, Table 6 (Surface Report)"
@@ -57,6 +58,7 @@ def ultra_concise_cap(text: str) -> int:
 
 class UltraConcise(Rewrite):
     name = "ultra_concise"
+    code = "U"
     kind = "degradation"
     template = "perturb/ultra_concise_system"
     source = "Scoring Rules paper App. A, Table 6 (Ultra-Concise Compression); prompt not verbatim"
@@ -79,6 +81,7 @@ class UltraConcise(Rewrite):
 
 class OpinionFlip(Rewrite):
     name = "opinion_flip"
+    code = "O"
     kind = "degradation"
     template = "perturb/opinion_flip_system"
     source = "Scoring Rules paper App. A, Table 6 (Opinion Flip); prompt not verbatim"
@@ -90,6 +93,7 @@ class OpinionFlip(Rewrite):
 
 class Rephrase(Rewrite):
     name = "rephrase"
+    code = "R"
     kind = "manipulation"
     template = "perturb/rephrase_system"
     source = "GEM paper App. D.2.1 (§4.3); Scoring Rules paper App. A, Table 7"
@@ -100,6 +104,7 @@ class Rephrase(Rewrite):
 
 class PositiveShift(Rewrite):
     name = "positive_shift"
+    code = "P"
     kind = "manipulation"
     template = "perturb/positive_shift_system"
     source = "Scoring Rules paper App. A, Table 7 (Opinion Shift (Positive)); prompt not verbatim"
@@ -111,6 +116,7 @@ class PositiveShift(Rewrite):
 
 class NegativeShift(Rewrite):
     name = "negative_shift"
+    code = "N"
     kind = "manipulation"
     template = "perturb/negative_shift_system"
     source = "Scoring Rules paper App. A, Table 7 (Opinion Shift (Negative)); prompt not verbatim"
@@ -122,6 +128,7 @@ class NegativeShift(Rewrite):
 
 class HedgedShift(Rewrite):
     name = "hedged_shift"
+    code = "H"
     kind = "manipulation"
     template = "perturb/hedged_shift_system"
     source = "Scoring Rules paper App. A, Table 7 (Opinion Shift (Neutral)); prompt not verbatim"
@@ -130,7 +137,23 @@ class HedgedShift(Rewrite):
 
 class StrongShift(Rewrite):
     name = "strong_shift"
+    code = "S"
     kind = "manipulation"
     template = "perturb/strong_shift_system"
     source = "Scoring Rules paper App. A, Table 7 (Opinion Shift (Extreme)); prompt not verbatim"
     description = "An LLM amplifies the review's claims to their strongest possible form."
+
+
+class RephraseReorganize(Rewrite):
+    name = "rephrase_reorganize"
+    code = "Rr"
+    kind = "manipulation"
+    template = "perturb/rephrase_reorganize_system"
+    source = (
+        "Scoring Rules paper §5.1, App. A, Table 7 (Rephrase, its stronger variant that may "
+        "reorganise); prompt not verbatim"
+    )
+    description = (
+        "An LLM rewrites the review in a polished style and may reorganise it, adding no fact "
+        "and keeping its stance."
+    )

@@ -1,0 +1,137 @@
+"""Cost of each Scoring Rules cell and GPPM variant per sample: oracle calls, log-probability
+requests, seconds, unscored samples (Scoring Rules paper §12 "Cost per item"; issue: cost).
+
+Every metric scores the same items (the held-out human review of each paper as candidate, its
+reference reviews as positives, ``--negatives`` reviews of other papers as negatives) with the
+evaluation LM also serving as oracle and preprocessor. Each metric gets its own empty cache, so
+its time includes the rewrites and decompositions it needs (the amortised cost a second model
+would not pay is in the cache hit rate of ``--repeat``).
+
+    python benchmarks/scoring_rules_cost.py --papers 4
+    python benchmarks/scoring_rules_cost.py --papers 2 --scorer-lm hf/<folder of a tiny model>
+
+Writes a JSON file and prints a markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import tempfile
+import time
+from pathlib import Path
+
+from scorers import Item, Paper, Resources, Review, get_metric
+from scorers.data.negatives import draw_negatives
+from scorers.data.records import load_records, split_reviews
+from scorers.registry import list_metrics
+
+HERE = Path(__file__).resolve().parent
+DEMO = HERE.parent / "gem_tasks" / "tasks" / "data" / "demo_iclr.jsonl"
+
+
+def items_from(
+    path: Path, *, papers: int, references: int, negatives: int, seed: int
+) -> list[Item]:
+    records = load_records(path)
+    out = []
+    for record in records[:papers]:
+        split = split_reviews(record, references=references, seed=seed)
+        drawn = draw_negatives(record, records, k=negatives, seed=seed)
+        out.append(
+            Item(
+                Paper(record.id, record.title, record.abstract, record.paper_text, record.assw),
+                split.held_out.text,
+                tuple(Review(r.id, r.text, r.summary) for r in split.references),
+                tuple(Review(n.id, n.review.text, n.review.summary) for n in drawn),
+            )
+        )
+    return out
+
+
+def measure(name: str, items: list[Item], *, scorer_lm: str, lm_args: dict) -> dict:
+    with tempfile.TemporaryDirectory() as cache:
+        resources = Resources(
+            evaluation_lm=scorer_lm, evaluation_lm_options=lm_args, cache_dir=cache
+        )
+        resources.lm()  # loading is not part of the cost per sample
+        metric = get_metric(name)
+
+        async def run() -> list:
+            return list(await asyncio.gather(*(metric.ascore(i, resources) for i in items)))
+
+        started = time.perf_counter()
+        results = asyncio.run(run())
+        seconds = time.perf_counter() - started
+    scored = [r for r in results if r.value is not None]
+    return {
+        "metric": name,
+        "samples": len(items),
+        "scored": len(scored),
+        "unscored_reasons": sorted({r.reason for r in results if r.reason})[:3],
+        "oracle_calls_per_sample": sum(r.details.get("oracle_calls", 0) for r in results)
+        / len(items),
+        "logprob_requests_per_sample": sum(r.details.get("logprob_requests", 0) for r in results)
+        / len(items),
+        "seconds_per_sample": seconds / len(items),
+        "mean": sum(r.value for r in scored) / len(scored) if scored else None,
+    }
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=DEMO)
+    parser.add_argument("--papers", type=int, default=4)
+    parser.add_argument("--references", type=int, default=1)
+    parser.add_argument("--negatives", type=int, default=4)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--scorer-lm", default="embedded")
+    parser.add_argument("--dtype", default="float32")
+    parser.add_argument("--metrics", nargs="*", help="default: every fmi/gppm metric")
+    parser.add_argument("--out", type=Path, default=HERE / "results" / "scoring_rules_cost.json")
+    args = parser.parse_args(argv)
+    names = args.metrics or [
+        s.name for s in list_metrics() if s.family in ("fmi", "gppm")
+    ]
+    items = items_from(
+        args.data,
+        papers=args.papers,
+        references=args.references,
+        negatives=args.negatives,
+        seed=args.seed,
+    )
+    rows = []
+    for name in names:
+        row = measure(name, items, scorer_lm=args.scorer_lm, lm_args={"dtype": args.dtype})
+        rows.append(row)
+        print(
+            f"{name}: {row['seconds_per_sample']:.2f} s/sample, "
+            f"{row['oracle_calls_per_sample']:.1f} oracle calls, "
+            f"{row['logprob_requests_per_sample']:.1f} log-prob requests, "
+            f"{row['scored']}/{row['samples']} scored",
+            flush=True,
+        )
+    report = {
+        "data": str(args.data),
+        "papers": args.papers,
+        "references": args.references,
+        "negatives": args.negatives,
+        "scorer_lm": args.scorer_lm,
+        "rows": rows,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    print("\n| metric | s/sample | oracle calls | log-prob requests | scored |")
+    print("| --- | --- | --- | --- | --- |")
+    for row in rows:
+        print(
+            f"| {row['metric']} | {row['seconds_per_sample']:.2f} | "
+            f"{row['oracle_calls_per_sample']:.1f} | {row['logprob_requests_per_sample']:.1f} | "
+            f"{row['scored']}/{row['samples']} |"
+        )
+    return report
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,108 @@
+"""The Scoring Rules design space (Xu, Lu, Wu, Hartline & Schoenebeck, "Scoring Rules! Statistical
+and Strategic Alignment for Text Evaluation Metrics", §4, Tab. 9): twelve cells S = (F, E, R, Π),
+each a registered metric named ``fmi_<F>_<E>_<R>``, with aliases for the named methods:
+``tvd_mi`` (TV, f-variational, report, oracle; Robertson & Koyejo) and ``ctv`` (TV,
+f-variational, statement, oracle: the paper's new metric, App. C). ``gppm_j`` is the KL direct
+statement cell with the statements' log-ratios summed, as GPPM §5.2 defines its JUDGMENT score.
+``fmi_kl_direct_token`` is GEM (§7, cell 1): it returns exactly the ``gem`` metric's number."""
+
+from __future__ import annotations
+
+from scorers.registry import register_metric_class
+
+from .divergences import DIVERGENCES, FDivergence, RatioOverflow, divergence
+from .estimators import Estimate, direct, direct_product, f_variational, variational_from_critic
+from .family import SCORING_RULES_VERSION, ScoringRuleMetric, ScoringRuleSignature
+
+__all__ = [
+    "DIVERGENCES",
+    "SCORING_RULES_VERSION",
+    "Estimate",
+    "FDivergence",
+    "RatioOverflow",
+    "ScoringRuleMetric",
+    "ScoringRuleSignature",
+    "direct",
+    "direct_product",
+    "divergence",
+    "f_variational",
+    "variational_from_critic",
+]
+
+_SOURCE = (
+    "Scoring Rules paper (Xu, Lu, Wu, Hartline & Schoenebeck), §4, Tab. 1, Tab. 9, App. C, "
+    "App. D.1; 7-point oracle prompt: GPPM paper App. D.3"
+)
+_ESTIMATORS = {"direct": "direct", "fvar": "f-variational"}
+_REPRESENTATIONS = {"token": "token, autoregressive", "report": "report, LLM oracle",
+                    "statement": "statement, LLM oracle"}  # fmt: skip
+_ALIASES = {("tv", "fvar", "report"): ("tvd_mi",), ("tv", "fvar", "statement"): ("ctv",)}
+
+
+def _defaults(f: str, estimator: str, representation: str, aggregation: str) -> dict:
+    binary = representation != "token" and estimator == "fvar" and f == "tv"
+    defaults: dict = {"divergence": f}
+    if representation in ("token", "statement"):
+        defaults["dataset_summaries"] = False
+    if representation == "statement":
+        defaults["statements"] = "judgments"
+        if not binary:
+            defaults["aggregation"] = aggregation
+    if representation != "token" and not binary:
+        defaults["synopsis"] = "none"
+    if f == "tv" and estimator == "direct":
+        defaults["tv_direct_form"] = "joint"
+    return defaults
+
+
+def _register(
+    name: str, f: str, estimator: str, representation: str, *, aggregation: str = "mean",
+    display: str | None = None, aliases: tuple[str, ...] = (), description: str = "",
+) -> None:  # fmt: skip
+    needs = {"references", "generator"}
+    if representation == "token":
+        needs.add("logprobs")
+    if estimator == "fvar" or (f == "tv" and estimator == "direct"):
+        needs.add("negatives")  # f-variational always; TV direct in its product form
+    roles = {"token": ("preprocessor",), "report": ("oracle",),
+             "statement": ("oracle", "preprocessor")}[representation]  # fmt: skip
+    register_metric_class(
+        ScoringRuleMetric,
+        fixed={"estimator": estimator, "representation": representation},
+        name=name,
+        display_name=display
+        or f"{f.upper()}-{_ESTIMATORS[estimator]} ({_REPRESENTATIONS[representation]})",
+        family="fmi",
+        higher_is_better=True,
+        needs=frozenset(needs),
+        version=SCORING_RULES_VERSION,
+        defaults=_defaults(f, estimator, representation, aggregation),
+        roles=roles,
+        aliases=aliases,
+        description=description
+        or f"Scoring Rules cell F={f.upper()}, E={_ESTIMATORS[estimator]}, R={representation}",
+        source=_SOURCE,
+    )
+
+
+for _representation in ("token", "report", "statement"):
+    for _f in ("kl", "tv"):
+        for _estimator in ("direct", "fvar"):
+            _register(
+                f"fmi_{_f}_{_estimator}_{_representation}",
+                _f,
+                _estimator,
+                _representation,
+                aliases=_ALIASES.get((_f, _estimator, _representation), ()),
+            )
+
+_register(
+    "gppm_j",
+    "kl",
+    "direct",
+    "statement",
+    aggregation="sum",
+    display="GPPM-J (KL-direct, statements summed)",
+    description="GPPM's JUDGMENT score (§5.2): the 7-point log-ratios of the reference's "
+    "judgments, summed (in nats: k ln 2 each)",
+)

@@ -1,0 +1,483 @@
+"""The Scoring Rules design space as metrics: one cell S = (F, E, R, Π) per registered metric
+(Scoring Rules paper §4, Tab. 1, Tab. 9, App. C, App. D.1).
+
+- F (:mod:`.divergences`): ``divergence`` option, any of the five f-divergences of Tab. 8 for the
+  f-variational cells; KL or TV for the direct cells (as in the paper).
+- E (:mod:`.estimators`): ``direct`` or ``fvar``; Eq. 7 over the item's positive references
+  (``Item.references``) and, for ``fvar``, its negative references (``Item.negatives``: reviews
+  of other papers, drawn once per paper by :mod:`scorers.data.negatives`).
+- R and Π: ``token`` with autoregression (the evaluation LM's PMI between judgment rewrites, the
+  GEM family's own computation: ``log r̂ = PMI``), ``report`` or ``statement`` with the LLM oracle
+  (:mod:`.oracle`, model role ``oracle``, else the evaluation LM). The likelihood-style oracle
+  (GPPM's 7-point judgment, ``log r̂ = k ln 2``) serves every cell except TV f-variational, where
+  the oracle's binary answer is the critic itself (±½): "same item?" at report level (TVD-MI),
+  "does the candidate support this statement?" per statement (the paper's new metric).
+  Statements (:mod:`.statements`) are the references' App. C.1 judgment lines by default; the
+  candidate is always the raw review (App. C).
+
+Options:
+    divergence: ``kl`` or ``tv`` (direct cells), or any of ``kl``, ``tv``, ``reverse_kl``,
+        ``pearson``, ``hellinger`` (f-variational cells).
+    aggregation: ``mean`` (App. C, default) or ``sum`` (GPPM §5.2, ``gppm_j``) of the
+        statements' log-ratios or critics of one reference (statement cells).
+    statements: ``judgments`` (default) or ``llm`` (statement cells).
+    tv_direct_form: ``joint`` (default: ``½|1 − 1/r̂|`` on the positives) or ``product``
+        (``½|r̂ − 1|`` on the negatives), TV direct cells.
+    dataset_summaries: use stored judgment rewrites instead of rewriting again (token and
+        statement cells), as in the GEM family.
+    synopsis: ``none`` (default: the 7-point prompt says "Not Provided", Scoring Rules A6) or
+        ``abstract`` (the GSPPM variant), likelihood-oracle cells.
+
+Failure modes (each an unscored result with its reason, never a default value): no usable
+positive reference; an f-variational cell without negatives; an oracle reply unreadable twice
+(quoted); a ratio that overflows float64 (e.g. NWJ's exp(PMI) above 709 nats); a reference with no
+statement is left out with its reason. An unreachable model raises.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from scorers.errors import MetricError
+from scorers.registry import Metric, MetricSpec, get_metric
+from scorers.resources import Resources
+from scorers.signature import Signature, prompt_hashes
+from scorers.text.judgments import PREPROCESS_SETTINGS, Preprocessed, preprocess_messages
+from scorers.types import Item, Result, Review
+
+from . import estimators
+from .divergences import DIVERGENCES, RatioOverflow, divergence
+from .oracle import (
+    BINARY_SETTINGS,
+    ORACLE_ROLE,
+    Parsed,
+    ask,
+    likelihood_messages,
+    log_ratio,
+    parse_binary,
+    parse_likelihood,
+    same_item_messages,
+    support_messages,
+)
+from .statements import DECOMPOSE_SETTINGS, claim_lines, decompose_messages, judgment_statements
+
+__all__ = ["SCORING_RULES_VERSION", "ScoringRuleMetric", "ScoringRuleSignature"]
+
+SCORING_RULES_VERSION = 1
+"""Comparability version of the Scoring Rules family (bump only when its numbers change)."""
+
+PREPROCESSOR_ROLE = "preprocessor"
+
+Estimator = Literal["direct", "fvar"]
+Representation = Literal["token", "report", "statement"]
+
+
+@dataclass(frozen=True)
+class ScoringRuleSignature(Signature):
+    """The cell (F, E, R, Π) and everything its number depends on."""
+
+    divergence: str = ""
+    estimator: str = ""
+    representation: str = ""
+    predictor: str = ""
+    evaluation_lm: str = ""
+    oracle: str = "none"
+    preprocessor: str = "none"
+    negatives: int = 0
+    aggregation: str = "none"
+    statements: str = "none"
+    tv_direct_form: str = "none"
+    synopsis: str = "none"
+    prompts: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class _Side:
+    """Per-reference quantities of one side (positives or negatives)."""
+
+    values: list[float] = field(default_factory=list)
+    terms: list[dict[str, Any]] = field(default_factory=list)
+
+
+class _Unscored(Exception):
+    def __init__(self, reason: str, details: dict[str, Any]) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.details = details
+
+
+class ScoringRuleMetric(Metric):
+    """One (F, E, R, Π) cell (see the module doc)."""
+
+    def __init__(
+        self,
+        spec: MetricSpec,
+        *,
+        estimator: Estimator,
+        representation: Representation,
+        **options: Any,
+    ) -> None:
+        super().__init__(spec, **options)
+        self.estimator = estimator
+        self.representation = representation
+        name = self.options["divergence"]
+        allowed = ("kl", "tv") if estimator == "direct" else tuple(DIVERGENCES)
+        if name not in allowed:
+            raise MetricError(
+                f"metric {spec.name!r}: divergence must be one of {list(allowed)}, got {name!r}"
+            )
+        self.f = divergence(name)
+        for option, choices in (
+            ("aggregation", ("mean", "sum")),
+            ("statements", ("judgments", "llm")),
+            ("tv_direct_form", ("joint", "product")),
+            ("synopsis", ("none", "abstract")),
+        ):
+            if option in self.options and self.options[option] not in choices:
+                raise MetricError(
+                    f"metric {spec.name!r}: {option} must be one of {list(choices)}, "
+                    f"got {self.options[option]!r}"
+                )
+        self.binary_critic = representation != "token" and estimator == "fvar" and name == "tv"
+        product_form = self.options.get("tv_direct_form") == "product"
+        self.uses_negatives = estimator == "fvar" or (
+            name == "tv" and estimator == "direct" and product_form
+        )
+
+    # ------------------------------------------------------------------ the cell's quantities
+
+    async def _token_side(
+        self, item: Item, resources: Resources, negatives: tuple[Review, ...]
+    ) -> tuple[_Side, _Side, dict[str, Any], Signature | None]:
+        """log r̂ = PMI for every positive and negative reference, by the GEM family itself."""
+        gem = get_metric(
+            "gem", dataset_summaries=bool(self.options.get("dataset_summaries", False))
+        )
+        both = replace(item, references=(*item.references, *negatives))
+        result = await gem.ascore(both, resources)
+        negative_ids = {r.id for r in negatives}
+        positive, negative = _Side(), _Side()
+        for term in result.terms:
+            side = negative if term["reference_id"] in negative_ids else positive
+            side.values.append(float(term["pmi"]))
+            side.terms.append(
+                {
+                    "reference_id": term["reference_id"],
+                    "log_ratio": float(term["pmi"]),
+                    "conditional": term["conditional"],
+                    "marginal": term["marginal"],
+                }
+            )
+        details = {
+            "skipped_references": result.details.get("skipped_references", {}),
+            "flags": result.details.get("flags", []),
+            "logprob_requests": 2 * len(result.terms),
+        }
+        return positive, negative, details, result.signature
+
+    async def _statements(
+        self, references: tuple[Review, ...], resources: Resources
+    ) -> tuple[dict[str, list[str]], dict[str, str], str]:
+        """Each reference's statements (by id), the references left out (id -> why), and who
+        decomposed them."""
+        how = self.options.get("statements", "judgments")
+        use_summaries = bool(self.options.get("dataset_summaries", False))
+        todo = [
+            r
+            for r in references
+            if r.text.strip() and not (how == "judgments" and use_summaries and r.summary)
+        ]
+        role_generator = resources.generator(PREPROCESSOR_ROLE)
+        replies: dict[str, str] = {}
+        if todo:
+            if how == "judgments":
+                conversations = [preprocess_messages(r.text) for r in todo]
+                settings = PREPROCESS_SETTINGS
+            else:
+                conversations = [decompose_messages(r.text) for r in todo]
+                settings = DECOMPOSE_SETTINGS
+            answers = await role_generator.generate(conversations, settings)
+            replies = {r.id: a for r, a in zip(todo, answers, strict=True)}
+        statements: dict[str, list[str]] = {}
+        skipped: dict[str, str] = {}
+        for review in references:
+            if not review.text.strip():
+                skipped[review.id] = "empty review"
+                continue
+            if how == "judgments":
+                text = replies.get(review.id) or review.summary or ""
+                found = judgment_statements(Preprocessed.from_reply(text).judgments)
+            else:
+                found = claim_lines(replies[review.id])
+            if found:
+                statements[review.id] = found
+            else:
+                skipped[review.id] = f"its decomposition ({how}) has no statement"
+        writer = role_generator.identity if todo else "dataset summaries"
+        return statements, skipped, writer
+
+    async def _oracle_side(
+        self,
+        item: Item,
+        resources: Resources,
+        negatives: tuple[Review, ...],
+    ) -> tuple[_Side, _Side, dict[str, Any], str, str]:
+        """log r̂ (likelihood oracle) or the critic t (binary oracle) per reference."""
+        oracle = resources.generator(ORACLE_ROLE)
+        references = (*item.references, *negatives)
+        skipped: dict[str, str] = {}
+        decomposer = "none"
+        if self.representation == "statement":
+            statements, skipped, decomposer = await self._statements(references, resources)
+        else:
+            statements = {r.id: [r.text] for r in references if r.text.strip()}
+            skipped = {r.id: "empty review" for r in references if not r.text.strip()}
+        synopsis = item.paper.abstract if self.options.get("synopsis") == "abstract" else None
+        candidate = item.candidate
+
+        async def per_reference(review: Review) -> tuple[float | None, dict[str, Any]]:
+            units = statements[review.id]
+            if not candidate.strip():  # an empty review reveals nothing; no oracle is asked
+                value = -0.5 if self.binary_critic else 0.0
+                key = "critic" if self.binary_critic else "log_ratio"
+                return value, {
+                    "reference_id": review.id,
+                    key: value,
+                    "statements": len(units),
+                    "oracle_calls": 0,
+                    "empty_candidate": True,
+                }
+            if self.binary_critic:
+                questions = [
+                    support_messages(candidate, s)
+                    if self.representation == "statement"
+                    else same_item_messages(candidate, s)
+                    for s in units
+                ]
+                answers: list[Parsed[float]] = list(
+                    await asyncio.gather(
+                        *(
+                            ask(oracle.generate, q, parse_binary, settings=BINARY_SETTINGS)
+                            for q in questions
+                        )
+                    )
+                )
+                calls = sum(a.calls for a in answers)
+                for answer in answers:
+                    if answer.value is None:
+                        return None, {
+                            "reference_id": review.id,
+                            "oracle_calls": calls,
+                            "reason": f"reference {review.id}: {answer.reason}",
+                        }
+                critics = [float(a.value) for a in answers if a.value is not None]
+                value = _aggregate(critics, "mean")  # T_Ψ: a mean keeps |T| ≤ ½ (App. C)
+                return value, {
+                    "reference_id": review.id,
+                    "critic": value,
+                    "answers": critics,
+                    "statements": len(units),
+                    "oracle_calls": calls,
+                }
+            question = likelihood_messages(candidate, units, synopsis=synopsis)
+            answer = await ask(
+                oracle.generate, question, lambda reply: parse_likelihood(reply, len(units))
+            )
+            if answer.value is None:
+                return None, {
+                    "reference_id": review.id,
+                    "oracle_calls": answer.calls,
+                    "reason": f"reference {review.id}: {answer.reason}",
+                }
+            ks = list(answer.value)
+            aggregation = (
+                self.options.get("aggregation", "mean")
+                if self.representation == "statement"
+                else "mean"
+            )
+            value = _aggregate([log_ratio(k) for k in ks], aggregation)
+            return value, {
+                "reference_id": review.id,
+                "log_ratio": value,
+                "scores": ks,
+                "statements": len(units),
+                "oracle_calls": answer.calls,
+            }
+
+        usable = [r for r in references if r.id in statements]
+        outcomes = await asyncio.gather(*(per_reference(r) for r in usable))
+        details = {
+            "skipped_references": skipped,
+            "oracle_calls": sum(t["oracle_calls"] for _, t in outcomes),
+        }
+        unreadable = [t["reason"] for value, t in outcomes if value is None]
+        if unreadable:  # one unreadable answer leaves the item unscored: never a default value
+            raise _Unscored("; ".join(unreadable), details)
+        negative_ids = {r.id for r in negatives}
+        positive, negative = _Side(), _Side()
+        for review, (value, term) in zip(usable, outcomes, strict=True):
+            side = negative if review.id in negative_ids else positive
+            side.values.append(float(value))
+            side.terms.append(term)
+        return positive, negative, details, oracle.identity, decomposer
+
+    # ------------------------------------------------------------------ scoring
+
+    async def ascore(self, item: Item, resources: Resources) -> Result:
+        negatives = item.negatives if self.uses_negatives else ()
+        count = len(negatives)
+        signature = self._signature(negatives=count, oracle="none", preprocessor="none")
+        if self.uses_negatives and not negatives:
+            return Result(
+                value=None,
+                reason="no negative references",
+                explanation=f"{self.spec.display_name} needs negative references (reviews of "
+                "other papers; the tasks draw them with -T negatives=4)",
+                signature=signature,
+            )
+        details: dict[str, Any]
+        try:
+            if self.representation == "token":
+                positive, negative, details, gem_signature = await self._token_side(
+                    item, resources, negatives
+                )
+                gem = gem_signature.as_dict() if gem_signature else {}
+                signature = self._signature(
+                    negatives=count,
+                    oracle="none",
+                    preprocessor=str(gem.get("preprocessor", "none")),
+                    evaluation_lm=str(gem.get("evaluation_lm", "")),
+                    gem_prompts=gem.get("prompts", {}),
+                )
+            else:
+                positive, negative, details, oracle, decomposer = await self._oracle_side(
+                    item, resources, negatives
+                )
+                signature = self._signature(negatives=count, oracle=oracle, preprocessor=decomposer)
+        except _Unscored as unscored:
+            signature = self._signature(
+                negatives=count,
+                oracle=resources.generator(ORACLE_ROLE).identity,
+                preprocessor="none",
+            )
+            return Result(
+                value=None,
+                reason=unscored.reason,
+                explanation=f"unscored: {unscored.reason}",
+                details=unscored.details,
+                signature=signature,
+            )
+        terms = [{"side": "positive", **t} for t in positive.terms] + [
+            {"side": "negative", **t} for t in negative.terms
+        ]
+        details["negatives"] = [r.id for r in negatives]
+        if not positive.values:
+            return Result.no_usable_reference(
+                {
+                    k: v
+                    for k, v in details.get("skipped_references", {}).items()
+                    if k not in details["negatives"]
+                },
+                details=details,
+                signature=signature,
+            )
+        if self.uses_negatives and not negative.values:
+            return Result(
+                value=None,
+                reason="no usable negative reference",
+                explanation="unscored: every negative reference was left out "
+                f"({details.get('skipped_references')})",
+                details=details,
+                signature=signature,
+            )
+        try:
+            estimate = self._estimate(positive.values, negative.values)
+        except RatioOverflow as overflow:
+            return Result(
+                value=None,
+                reason=f"ratio overflow: {overflow}",
+                explanation=f"unscored: {overflow} (a score is never clipped)",
+                terms=terms,
+                details=details,
+                signature=signature,
+            )
+        explanation = (
+            f"{self.spec.display_name} = {estimate.value:.4f} from {len(positive.values)} "
+            f"positive and {len(negative.values)} negative reference(s)"
+        )
+        return Result(
+            value=estimate.value,
+            explanation=explanation,
+            terms=terms,
+            details=details,
+            signature=signature,
+        )
+
+    def _estimate(self, positive: list[float], negative: list[float]) -> estimators.Estimate:
+        if self.binary_critic:
+            return estimators.variational_from_critic(positive, negative)
+        if self.estimator == "fvar":
+            return estimators.f_variational(self.f, positive, negative)
+        if self.uses_negatives:  # TV direct, product form
+            return estimators.direct_product(self.f, negative)
+        return estimators.direct(self.f, positive)
+
+    def _signature(
+        self,
+        *,
+        negatives: int,
+        oracle: str,
+        preprocessor: str,
+        evaluation_lm: str = "",
+        gem_prompts: dict[str, str] | None = None,
+    ) -> ScoringRuleSignature:
+        templates: list[str] = []
+        if self.representation != "token":
+            if self.binary_critic:
+                kind = "support" if self.representation == "statement" else "same_item"
+                templates += [f"fmi/{kind}_system", f"fmi/{kind}_user"]
+            else:
+                templates += ["fmi/likelihood_system", "fmi/likelihood_user"]
+            if self.representation == "statement":
+                if self.options.get("statements", "judgments") == "judgments":
+                    templates += ["gem/preprocess_system", "gem/preprocess_user"]
+                else:
+                    templates += ["fmi/decompose_system", "fmi/decompose_user"]
+        hashes = {**prompt_hashes(templates), **(gem_prompts or {})}
+        statement_cell = self.representation == "statement"
+        return ScoringRuleSignature(
+            metric=self.spec.name,
+            family="fmi",
+            version=SCORING_RULES_VERSION,
+            divergence=self.f.name,
+            estimator=self.estimator,
+            representation=self.representation,
+            predictor="autoregressive" if self.representation == "token" else "oracle",
+            evaluation_lm=evaluation_lm,
+            oracle=oracle,
+            preprocessor=preprocessor,
+            negatives=negatives,
+            aggregation=str(self.options.get("aggregation", "mean"))
+            if statement_cell and not self.binary_critic
+            else "mean"
+            if statement_cell
+            else "none",
+            statements=str(self.options.get("statements", "judgments"))
+            if statement_cell
+            else "none",
+            tv_direct_form=str(self.options.get("tv_direct_form", "joint"))
+            if self.f.name == "tv" and self.estimator == "direct"
+            else "none",
+            synopsis=str(self.options.get("synopsis", "none"))
+            if self.representation != "token" and not self.binary_critic
+            else "none",
+            prompts=hashes,
+        )
+
+
+def _aggregate(values: list[float], how: str) -> float:
+    total = math.fsum(values)
+    return total if how == "sum" else total / len(values)

@@ -1,0 +1,113 @@
+"""GPPM and GSPPM (scorers/metrics/gppm): TOKEN equals GEM's conditional term, JUDGMENT sums the
+authors' line parser's scores, with the paper's worked examples."""
+
+from __future__ import annotations
+
+import pytest
+
+from scorers import Item, Paper, Resources, Review, get_metric
+
+ICLR_EXAMPLE = "\n\n".join(
+    f"[{i}] The initial comments ... <SCORE={s}>"
+    for i, s in enumerate([3, 2, 0, 2, 0, 3, 2, 0, 2], start=1)
+)  # GPPM App. D.3 example output: sums to 14
+
+
+class Scripted:
+    identity = "scripted/oracle"
+
+    def __init__(self, replies):
+        self.replies = list(replies)
+        self.users: list[str] = []
+
+    async def generate(self, conversations, settings):
+        self.users += [c[-1]["content"] for c in conversations]
+        return [self.replies.pop(0) for _ in conversations]
+
+
+def _item(candidate="The reviewer appreciates the proofs.", references=None):
+    references = references or (
+        Review("r1", "raw one", summary="The reviewer criticizes A.\nThe reviewer likes B."),
+    )
+    return Item(
+        Paper("p", abstract="We study symmetric functions."),
+        candidate,
+        tuple(references),
+        flags=frozenset({"candidate_is_judgments"}),
+    )
+
+
+def test_token_is_the_conditional_term_and_differs_from_gem_by_the_marginal(tiny_lm, tmp_path):
+    resources = Resources(evaluation_lm=tiny_lm, cache_dir=tmp_path)
+    item = _item()
+    gppm = get_metric("gppm_token", dataset_summaries=True).score(item, resources)
+    [term] = gppm.terms
+    assert gppm.value == pytest.approx(term["conditional"])
+    assert gppm.value - gppm.details["pmi"] == pytest.approx(term["marginal"])
+    assert gppm.signature.synopsis == "placeholder 'Not given'"
+    other = get_metric("gppm_token", dataset_summaries=True, placeholder="Not Provided")
+    changed = other.score(item, resources)
+    assert changed.signature.id != gppm.signature.id and changed.value != gppm.value
+    gsppm = get_metric("gsppm_token", dataset_summaries=True).score(item, resources)
+    gem_s = get_metric("gem_s", dataset_summaries=True).score(item, resources)
+    assert gsppm.details["pmi"] == gem_s.value
+    assert gsppm.value == pytest.approx(gem_s.terms[0]["conditional"])
+
+
+def test_judgment_sums_the_worked_example_and_counts_lines(tmp_path):
+    oracle = Scripted([ICLR_EXAMPLE + "\nA closing remark without a score."])
+    resources = Resources(cache_dir=tmp_path, generators={"oracle": oracle})
+    result = get_metric("gppm_judgment", dataset_summaries=True).score(_item(), resources)
+    assert result.value == 14.0
+    [term] = result.terms
+    assert (term["scored_lines"], term["unscored_lines"], term["target_judgments"]) == (9, 1, 2)
+    assert "[1] The reviewer criticizes A.\n[2] The reviewer likes B." in oracle.users[0]
+    assert "Not Provided" in oracle.users[0]
+
+
+def test_judgment_yelp_example_and_the_abstract_of_gsppm(tmp_path):
+    oracle = Scripted(["[1] a <SCORE=0>\n[2] b <SCORE=3>\n[3] c <SCORE=-1>"])
+    resources = Resources(cache_dir=tmp_path, generators={"oracle": oracle})
+    result = get_metric("gsppm_judgment", dataset_summaries=True).score(_item(), resources)
+    assert result.value == 2.0
+    assert "We study symmetric functions." in oracle.users[0]
+
+
+def test_judgment_of_an_empty_candidate_asks_nothing(tmp_path):
+    oracle = Scripted([])
+    resources = Resources(cache_dir=tmp_path, generators={"oracle": oracle})
+    result = get_metric("gppm_judgment", dataset_summaries=True).score(_item("  "), resources)
+    assert result.value == 0.0 and oracle.users == []
+    assert result.details["flags"] == ["empty_candidate"]
+    empty = _item(references=[Review("r1", " ")])
+    unscored = get_metric("gppm_judgment").score(empty, resources)
+    assert unscored.value is None and "empty reference text" in unscored.reason
+
+
+def test_cluster_table_against_a_direct_computation():
+    import math
+
+    import numpy as np
+
+    from scorers.metrics.gppm.cluster import ClusterTable, fit_clusters, report_vector
+
+    # two clusters; item A: reports (1,0), (1,1), (0,0); item B: (1,0), (1,0)
+    items = [[(1, 0), (1, 1), (0, 0)], [(1, 0), (1, 0)]]
+    table = ClusterTable.from_reports(items)
+    assert table.pairs == 4  # 3 pairs in A, 1 in B
+    # cluster 0 over the 4 pairs: (1,1) (1,0) (1,0) (1,1) -> n11 = 2, mixed = 2, n00 = 0
+    p00, p11, p01 = 0.5 / 6, 2.5 / 6, 3 / 12
+    assert table.joint[0].ravel().tolist() == pytest.approx([p00, p01, p01, p11])
+    assert table.joint[0].sum() == pytest.approx(1.0)
+    # cluster 1: (0,1) (0,0) (1,0) (0,0) -> n00 = 2, mixed = 2
+    q00, q01 = 2.5 / 6, 3 / 12  # q11 = 0.5 / 6
+    expected = math.log(p11 / (p01 + p11)) + math.log(q01 / (q00 + q01))
+    assert table.score((1, 0), (1, 1)) == pytest.approx(expected)
+    # a cell never seen gets ½ pseudo-count: no −inf
+    assert math.isfinite(table.score((0, 1), (0, 1)))
+    assert report_vector([2, 0, 2], 4) == [True, False, True, False]
+    with pytest.raises(ValueError, match="two reports"):
+        ClusterTable.from_reports([[(1, 0)]])
+    points = np.concatenate([np.zeros((5, 2)), np.ones((5, 2)) * 10])
+    model = fit_clusters(points, n_clusters=2)
+    assert len(set(model.predict(points[:5]))) == 1 and len(set(model.predict(points))) == 2

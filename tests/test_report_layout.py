@@ -1,0 +1,64 @@
+"""The report's Scoring Rules Tables 4-5 layout (gem_tasks/analysis/report.py), fed the paper's
+own SMD ± 95% CI rows (Tabs. 11-12) so that it must recover the paper's letter strings."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from gem_tasks.analysis.report import failure_codes_markdown
+from scorers.validation.perturbations import PERTURBATIONS
+
+# (scorer, dataset, perturbation, d, half-width) from the Scoring Rules paper, Tabs. 11-12
+ROWS = [
+    ("gem", "ICLR26", "deletion_completion", -0.24, 0.07),
+    ("gem", "ICLR26", "opinion_flip", -0.44, 0.09),
+    ("gem", "ICLR26", "random_replacement", -1.82, 0.18),
+    ("gem", "ICLR26", "sentence_deletion", -0.70, 0.07),
+    ("gem", "ICLR26", "abstract_only", -0.02, 0.14),
+    ("gem", "ICLR26", "ultra_concise", -1.43, 0.13),
+    ("gem", "ICLR26", "meaningless_elongation", 0.00, 0.02),
+    ("gem", "ICLR26", "negative_shift", 0.29, 0.08),
+    ("gem", "ICLR26", "hedged_shift", 0.13, 0.06),
+    ("gem", "ICLR26", "positive_shift", 0.13, 0.07),
+    ("gem", "ICLR26", "strong_shift", 0.14, 0.05),
+    ("gem", "ICLR26", "rephrase", 0.07, 0.05),
+    ("tvd_mi", "MedAESQA", "deletion_completion", 0.19, 0.14),
+    ("tvd_mi", "MedAESQA", "random_replacement", -3.00, 0.21),
+    ("tvd_mi", "MedAESQA", "sentence_deletion", -0.03, 0.15),
+    ("tvd_mi", "MedAESQA", "abstract_only", -0.02, 0.19),
+    ("tvd_mi", "MedAESQA", "ultra_concise", 0.34, 0.17),
+    ("tvd_mi", "MedAESQA", "meaningless_elongation", 0.05, 0.12),
+]
+
+
+def _frame():
+    rows = []
+    for scorer, dataset, name, d, half in ROWS:
+        kind = PERTURBATIONS[name].kind
+        # the paper's rule: a degradation passes when its interval lies below 0, a manipulation
+        # fails when its interval lies above 0
+        passed = (d + half < 0) if kind == "degradation" else not (d - half > 0)
+        rows.append(
+            {"scorer": scorer, "dataset": dataset, "perturbation": name, "kind": kind,
+             "code": PERTURBATIONS[name].code, "verdict": float(passed), "n": 200,
+             "excluded": 0}
+        )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_the_papers_letter_strings_are_recovered():
+    table = failure_codes_markdown(_frame())
+    lines = {line.split(" | ")[0].strip("| "): line for line in table.splitlines()}
+    gem = [c.strip() for c in lines["gem"].strip("|").split("|")]
+    tvd = [c.strip() for c in lines["tvd_mi"].strip("|").split("|")]
+    # columns: scorer, ICLR26 deg, ICLR26 man, MedAESQA deg, MedAESQA man, totals
+    assert gem[1:5] == ["P", "NHPSR", "–", "–"] and gem[5:] == ["1/6", "5/6"]
+    assert tvd[1:5] == ["–", "–", "DSPU", "✓"] and tvd[5:] == ["4/5", "0/1"]
+
+
+def test_excluded_items_are_listed():
+    frame = _frame()
+    frame.loc[0, "excluded"] = 3
+    table = failure_codes_markdown(frame)
+    assert "- gem / deletion_completion: 3 excluded, 200 scored" in table
+    assert "excluded" not in failure_codes_markdown(_frame())
