@@ -21,12 +21,33 @@ pytestmark = pytest.mark.slow
 
 
 def eval_log(task: str, args: list[str], folder):
-    run = inspect_eval(args, folder, task=task)
-    assert run.returncode == 0, run.stderr[-3000:]
-    [path] = sorted((folder / "logs").glob("*.eval"))
-    log = read_eval_log(str(path))
+    """``inspect eval <task> <args>``, run in this process (no interpreter start or model load
+    per run; the command line itself is tested in test_inspect_eval.py): ``--model``,
+    ``--limit``, ``--max-tokens`` and ``-T name=value`` (values read as YAML, as Inspect does)."""
+    import yaml
+    from inspect_ai import eval as run_eval
+
+    from gem_tasks.tasks.correlation import correlation
+    from gem_tasks.tasks.robustness import robustness
+
+    tasks = {"gem_tasks/robustness": robustness, "gem_tasks/correlation": correlation}
+    params, options, words = {}, {}, iter(args)
+    for word in words:
+        if word == "-T":
+            name, _, value = next(words).partition("=")
+            params[name] = yaml.safe_load(value)
+        elif word == "--model":
+            options["model"] = next(words)
+        elif word == "--limit":
+            options["limit"] = int(next(words))
+        elif word == "--max-tokens":
+            options["max_tokens"] = int(next(words))
+        else:
+            raise ValueError(f"eval_log does not know {word!r}")
+    [log] = run_eval(tasks[task](**params), log_dir=str(folder / "logs"), display="none", **options)
     assert log.status == "success", log.error
-    return log
+    [path] = sorted((folder / "logs").glob("*.eval"))
+    return read_eval_log(str(path))
 
 
 def pairs(log, scorer: str) -> tuple[list[float], list[float]]:

@@ -18,7 +18,7 @@ import pytest
 from scorers.lm.base import GenerationSettings, ScoringRequest
 from scorers.lm.cache import CachedEvaluationLM, ScoreCache
 from scorers.lm.vllm import EvaluationLMError, VLLMEngineLM, VLLMServerLM
-from scorers.metrics.gem.pmi import pmi_terms
+from scorers.metrics.gem.pmi import NOT_AVAILABLE, ReferenceTerm, pmi_terms, prediction_request
 
 HAVE_VLLM = importlib.util.find_spec("vllm") is not None
 if not HAVE_VLLM and os.environ.get("GEM_TASKS_REQUIRE_VLLM") == "1":
@@ -143,11 +143,38 @@ def gem_requests(demo_records):
 
 
 def pmis(lm, pairs):
+    """The PMI terms of every pair from one batched ``target_logprobs`` call (the requests
+    ``pmi_terms`` builds; one call per backend keeps the slow CPU vLLM test short)."""
+    requests = []
+    for _, x, y in pairs:
+        requests += [
+            prediction_request(lm, synopsis=NOT_AVAILABLE, judgments=x, target=y),
+            prediction_request(lm, synopsis=NOT_AVAILABLE, judgments=NOT_AVAILABLE, target=y),
+        ]
+    results = lm.target_logprobs(requests)
     out = []
-    for label, x, y in pairs:
-        [term] = pmi_terms(lm, candidate=x, references=[(label, y)], synopsis="")
-        out.append(term)
+    for index, (label, _, _) in enumerate(pairs):
+        conditional, marginal = results[2 * index], results[2 * index + 1]
+        out.append(
+            ReferenceTerm(
+                reference_id=label,
+                conditional=conditional.total,
+                marginal=marginal.total,
+                pmi=conditional.total - marginal.total,
+                target_tokens=conditional.n_tokens,
+                conditional_tokens=requests[2 * index].length,
+                marginal_tokens=requests[2 * index + 1].length,
+            )
+        )
     return out
+
+
+def test_batched_pmis_equal_pmi_terms(hf_fp32, demo_records):
+    """The batched helper above is exactly pmi_terms, pair by pair."""
+    pairs = gem_requests(demo_records)[:3]
+    for (label, x, y), term in zip(pairs, pmis(hf_fp32, pairs), strict=True):
+        [expected] = pmi_terms(hf_fp32, candidate=x, references=[(label, y)], synopsis="")
+        assert term == expected
 
 
 def test_engine_server_and_transformers_agree(engine, server_lm, hf_fp32, demo_records):

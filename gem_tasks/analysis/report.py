@@ -12,7 +12,7 @@ import pandas as pd
 from inspect_ai.log import EvalLog, read_eval_log
 from tqdm import tqdm
 
-from gem_tasks.analysis.leaderboard.logs import log_paths
+from gem_tasks.analysis.leaderboard.logs import log_paths, task_matches
 from scorers.validation.perturbations import PERTURBATIONS
 
 __all__ = [
@@ -54,7 +54,7 @@ def read_validation_logs(
             skipped.append(f"{path}: status {log.status}")
             continue
         task = log.eval.task
-        if task == ROBUSTNESS_TASK:
+        if task_matches(task, [ROBUSTNESS_TASK]):
             meta = log.eval.metadata or {}
             perturbation = meta.get("perturbation", log.eval.task_args.get("perturbation"))
             strategy = PERTURBATIONS.get(str(perturbation))
@@ -84,7 +84,7 @@ def read_validation_logs(
                         "log": path,
                     }
                 )
-        elif task == CORRELATION_TASK:
+        elif task_matches(task, [CORRELATION_TASK]):
             for score in log.results.scores:
                 corr_rows.append(
                     {

@@ -33,6 +33,7 @@ __all__ = [
     "metric_order",
     "read_scores",
     "signature_differences",
+    "task_matches",
 ]
 
 HUMAN_LABEL = "human (held-out review)"
@@ -127,7 +128,10 @@ def _label_configs(frame: pd.DataFrame) -> None:
             frame.loc[(frame["model"] == model) & (frame["run_config"] == key), "entry"] = label
 
 
-def _task_matches(task: str, tasks: Sequence[str]) -> bool:
+def task_matches(task: str, tasks: Sequence[str]) -> bool:
+    """Whether a log's task is one of ``tasks``, namespaced or not (a task run in-process from a
+    checkout of this repository, rather than the installed package, is logged without the
+    ``gem_tasks/`` prefix)."""
     return any(task == t or task.split("/")[-1] == t.split("/")[-1] for t in tasks)
 
 
@@ -269,7 +273,7 @@ def read_scores(
     read = 0
     for path in tqdm(paths, desc="reading logs", disable=not progress, unit="log"):
         header = read_eval_log(path, header_only=True)
-        if not _task_matches(header.eval.task, tasks):
+        if not task_matches(header.eval.task, tasks):
             notes.append(f"{_display_path(path)}: task {header.eval.task} skipped")
             continue
         if header.status == "started":
