@@ -11,7 +11,6 @@ import math
 import os
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -44,7 +43,6 @@ from gem_tasks.analysis.leaderboard.compare import (
 from gem_tasks.analysis.leaderboard.plot import plot_leaderboard
 from gem_tasks.cli import main as cli_main
 from scorers.validation.statistics import holm_adjust, paired_comparison
-from test_inspect_eval import inspect_eval
 
 ERROR = "error"
 PAPERS = [f"p{i}" for i in range(1, 9)]
@@ -433,35 +431,39 @@ def inspect_score(log: Path, output: Path, *args: str) -> subprocess.CompletedPr
 
 @pytest.fixture(scope="module")
 def demo_logs(tmp_path_factory):
-    """The embedded model's reviews generated once (--no-score) and scored by `inspect score`
-    with two evaluation LMs (the embedded model in float32 and in bfloat16); the human baseline
-    scored in the eval with the float32 one. Independent runs go two at a time."""
+    """The embedded model's reviews generated once (no scoring) and scored afterwards, as
+    `inspect score` does, with two evaluation LMs (the embedded model in float32 and in
+    bfloat16); the human baseline scored in the eval with the float32 one. All in this process
+    (the command lines are tested in test_inspect_eval.py and by test_inspect_score_cli)."""
+    import inspect_ai
+    from inspect_ai.log import write_eval_log
+
+    from gem_tasks.scoring.adapter import SCORERS
+    from gem_tasks.tasks.iclr import iclr
+
     root = tmp_path_factory.mktemp("demo")
-    for folder in ("reviews", "human"):
+    common = {"scorers": "gem_raw", "references": 1}
+    [unscored] = inspect_ai.eval(
+        iclr(**common),
+        model="smollm2/embedded",
+        max_tokens=48,
+        limit=3,
+        score=False,
+        log_dir=str(root / "reviews" / "logs"),
+        display="none",
+    )
+    [human] = inspect_ai.eval(
+        iclr(candidate="human", **common),
+        model="none",
+        limit=3,
+        log_dir=str(root / "human" / "logs"),
+        display="none",
+    )
+    assert unscored.status == human.status == "success"
+    for folder, args in (("lm_fp32", {}), ("lm_bf16", {"scorer_lm_args": {"dtype": "bfloat16"}})):
+        scored = inspect_ai.score(unscored, SCORERS["gem_raw"](**args), display="none")
         (root / folder).mkdir()
-    common = ["--limit", "3", "-T", "scorers=gem_raw", "-T", "references=1"]
-    with ThreadPoolExecutor(2) as pool:
-        model = pool.submit(
-            inspect_eval,
-            ["--model", "smollm2/embedded", "--max-tokens", "48", "--no-score", *common],
-            root / "reviews",
-        )
-        human = pool.submit(
-            inspect_eval, ["--model", "none", "-T", "candidate=human", *common], root / "human"
-        )
-        for run in (model.result(), human.result()):
-            assert run.returncode == 0, run.stderr[-3000:]
-        [unscored] = sorted((root / "reviews" / "logs").glob("*.eval"))
-        fp32 = pool.submit(inspect_score, unscored, root / "lm_fp32" / "model.eval")
-        bf16 = pool.submit(
-            inspect_score,
-            unscored,
-            root / "lm_bf16" / "model.eval",
-            "-S",
-            "scorer_lm_args={dtype: bfloat16}",
-        )
-        for run in (fp32.result(), bf16.result()):
-            assert run.returncode == 0, run.stderr[-3000:]
+        write_eval_log(scored, str(root / folder / "model.eval"))
     return root
 
 
@@ -519,3 +521,14 @@ def test_rescored_logs_form_one_group_per_evaluation_lm(demo_logs, tmp_path, cap
     assert code == 0
     assert "Signature groups merged (--merge)" in out
     assert "smollm2/embedded [signature 1]" in out and "smollm2/embedded [signature 2]" in out
+
+
+@pytest.mark.slow
+def test_inspect_score_cli(demo_logs, tmp_path):
+    """`inspect score --scorer gem_tasks/gem_raw` on the human-baseline log gives the numbers the
+    eval logged (the command line; the fixture scores in process)."""
+    [human_log] = sorted((demo_logs / "human" / "logs").glob("*.eval"))
+    output = tmp_path / "rescored" / "human.eval"
+    run = inspect_score(human_log, output, "--action", "overwrite")
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert sample_values(output) == sample_values(human_log)
