@@ -18,7 +18,7 @@ import pytest
 from scorers.lm.base import GenerationSettings, ScoringRequest
 from scorers.lm.cache import CachedEvaluationLM, ScoreCache
 from scorers.lm.vllm import EvaluationLMError, VLLMEngineLM, VLLMServerLM
-from scorers.metrics.gem.pmi import NOT_AVAILABLE, ReferenceTerm, pmi_terms, prediction_request
+from scorers.metrics.gem.pmi import pair_terms, pmi_terms
 
 HAVE_VLLM = importlib.util.find_spec("vllm") is not None
 if not HAVE_VLLM and os.environ.get("GEM_TASKS_REQUIRE_VLLM") == "1":
@@ -143,38 +143,24 @@ def gem_requests(demo_records):
 
 
 def pmis(lm, pairs):
-    """The PMI terms of every pair from one batched ``target_logprobs`` call (the requests
-    ``pmi_terms`` builds; one call per backend keeps the slow CPU vLLM test short)."""
-    requests = []
-    for _, x, y in pairs:
-        requests += [
-            prediction_request(lm, synopsis=NOT_AVAILABLE, judgments=x, target=y),
-            prediction_request(lm, synopsis=NOT_AVAILABLE, judgments=NOT_AVAILABLE, target=y),
-        ]
-    results = lm.target_logprobs(requests)
-    out = []
-    for index, (label, _, _) in enumerate(pairs):
-        conditional, marginal = results[2 * index], results[2 * index + 1]
-        out.append(
-            ReferenceTerm(
-                reference_id=label,
-                conditional=conditional.total,
-                marginal=marginal.total,
-                pmi=conditional.total - marginal.total,
-                target_tokens=conditional.n_tokens,
-                conditional_tokens=requests[2 * index].length,
-                marginal_tokens=requests[2 * index + 1].length,
-            )
-        )
-    return out
+    """The PMI terms of every pair in one batched call per backend (keeps the CPU vLLM test
+    short)."""
+    return pair_terms(lm, pairs, synopsis="")
 
 
 def test_batched_pmis_equal_pmi_terms(hf_fp32, demo_records):
-    """The batched helper above is exactly pmi_terms, pair by pair."""
+    """pair_terms on several candidates at once is pmi_terms, pair by pair: the same requests
+    (token counts equal), the same log-probabilities up to fp32 batching noise."""
     pairs = gem_requests(demo_records)[:3]
     for (label, x, y), term in zip(pairs, pmis(hf_fp32, pairs), strict=True):
         [expected] = pmi_terms(hf_fp32, candidate=x, references=[(label, y)], synopsis="")
-        assert term == expected
+        assert (term.reference_id, term.target_tokens) == (label, expected.target_tokens)
+        assert term.conditional_tokens == expected.conditional_tokens
+        assert term.marginal_tokens == expected.marginal_tokens
+        for field in ("conditional", "marginal", "pmi"):
+            assert getattr(term, field) == pytest.approx(
+                getattr(expected, field), abs=tolerance(term.target_tokens)
+            ), field
 
 
 def test_engine_server_and_transformers_agree(engine, server_lm, hf_fp32, demo_records):

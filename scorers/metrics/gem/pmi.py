@@ -27,6 +27,7 @@ __all__ = [
     "Reference",
     "ReferenceTerm",
     "TooLongError",
+    "pair_terms",
     "pmi_terms",
     "prediction_request",
     "prediction_messages",
@@ -122,31 +123,44 @@ def pmi_terms(
     than the model's context raises :class:`TooLongError` naming the reference, or, when a
     ``too_long`` dict is given, is recorded there and its reference left out.
     """
-    candidate = candidate.strip() or NOT_AVAILABLE
+    pairs = [(reference_id, candidate, text) for reference_id, text in references]
+    return pair_terms(lm, pairs, synopsis=synopsis, too_long=too_long)
+
+
+def pair_terms(
+    lm: EvaluationLM,
+    pairs: Sequence[tuple[str, str, str]],
+    *,
+    synopsis: str,
+    too_long: dict[str, str] | None = None,
+) -> list[ReferenceTerm]:
+    """:func:`pmi_terms` for ``(label, candidate, reference)`` pairs with candidates of their
+    own, all in one batched call (terms named by ``label``)."""
     synopsis = synopsis.strip() or NOT_AVAILABLE
     requests: list[ScoringRequest] = []
     kept: list[str] = []
-    for reference_id, text in references:
+    for label, candidate, text in pairs:
         try:
             target = text.strip()
+            judgments = candidate.strip() or NOT_AVAILABLE
             pair = (
-                prediction_request(lm, synopsis=synopsis, judgments=candidate, target=target),
+                prediction_request(lm, synopsis=synopsis, judgments=judgments, target=target),
                 prediction_request(lm, synopsis=synopsis, judgments=NOT_AVAILABLE, target=target),
             )
         except TooLongError as exc:
             if too_long is None:
-                raise TooLongError(f"reference {reference_id!r}: {exc}") from None
-            too_long[reference_id] = str(exc)
+                raise TooLongError(f"reference {label!r}: {exc}") from None
+            too_long[label] = str(exc)
             continue
         requests.extend(pair)
-        kept.append(reference_id)
+        kept.append(label)
     results = lm.target_logprobs(requests) if requests else []
     terms = []
-    for index, reference_id in enumerate(kept):
+    for index, label in enumerate(kept):
         conditional, marginal = results[2 * index], results[2 * index + 1]
         terms.append(
             ReferenceTerm(
-                reference_id=reference_id,
+                reference_id=label,
                 conditional=conditional.total,
                 marginal=marginal.total,
                 pmi=conditional.total - marginal.total,
