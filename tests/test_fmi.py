@@ -521,3 +521,71 @@ def test_an_fmi_cell_in_the_robustness_task_keeps_its_negatives(tmp_path):
         paired = sample.scores["fmi_kl_fvar_token_paired"]
         assert set(paired.value) >= {"before", "after"}
         assert all(math.isfinite(paired.value[side]) for side in ("before", "after"))
+
+
+def test_a_rerun_and_a_second_model_pay_only_for_new_questions(tmp_path):
+    """Behind the cache (as an Inspect role model is), a rerun asks the oracle nothing; a second
+    candidate against the same references asks only its own questions (the references'
+    decompositions are shared)."""
+    from scorers.lm.cache import ScoreCache
+    from scorers.lm.generation import CachedGenerator
+
+    asked: list[str] = []
+    decomposed: list[str] = []
+
+    async def oracle(conversation, settings):
+        asked.append(conversation[-1]["content"])
+        return "Yes" if "p1." in conversation[-1]["content"] else "No"
+
+    async def preprocessor(conversation, settings):
+        text = conversation[-1]["content"]
+        decomposed.append(text)
+        point = "p" if text == "a raw review" else text
+        return f"The reviewer makes point {point}1.\nThe reviewer makes point {point}2."
+
+    cache = ScoreCache(tmp_path / "cache.sqlite")
+    resources = Resources(
+        cache_dir=tmp_path,
+        generators={
+            "oracle": CachedGenerator("scripted/oracle", oracle, cache),
+            "preprocessor": CachedGenerator("scripted/pre", preprocessor, cache),
+        },
+    )
+    metric = get_metric("ctv")  # statements from the preprocessor's rewrites
+    negatives = [Review(f"n{i}/r", f"other review {i}") for i in range(4)]
+    first = metric.score(_item(negatives=negatives), resources)
+    assert first.value is not None and len(decomposed) == 5  # 1 positive + 4 negatives
+    assert len(asked) == 5 * 2  # two statements per reference
+    assert first.value == pytest.approx(0.5)  # T⁺ = (½ − ½)/2 = 0, every T⁻ = −½
+    again = metric.score(_item(negatives=negatives), resources)
+    assert again.value == first.value and len(asked) == 10 and len(decomposed) == 5
+    metric.score(_item("Another model's review.", negatives=negatives), resources)
+    assert len(asked) == 20 and len(decomposed) == 5
+
+
+def test_llm_decomposition_option(tmp_path):
+    """statements=llm: the generic decomposition prompt, one claim per line (markers removed);
+    a reference whose decomposition is empty is left out with its reason."""
+    replies = {"a raw review": "- Claim one.\n2. Claim two.\n\n", "raw": "   "}
+
+    class Decomposer:
+        identity = "scripted/decomposer"
+        prompts: list[str] = []
+
+        async def generate(self, conversations, settings):
+            self.prompts += [c[0]["content"] for c in conversations]
+            return [replies[c[-1]["content"]] for c in conversations]
+
+    decomposer = Decomposer()
+    oracle = ScriptedOracle(scores=lambda statements: [2 for _ in statements])
+    resources = Resources(
+        cache_dir=tmp_path, generators={"oracle": oracle, "preprocessor": decomposer}
+    )
+    item = _item(negatives=[Review("n/r", "raw")])
+    result = get_metric("fmi_kl_direct_statement", statements="llm").score(item, resources)
+    assert result.value == pytest.approx(2 * LN2)
+    [term] = result.terms
+    assert term["statements"] == 2 and term["scores"] == [2, 2]
+    assert "atomic claims" in decomposer.prompts[0]
+    assert "[1] Claim one.\n[2] Claim two." in oracle.calls[0]
+    assert result.signature.statements == "llm"
