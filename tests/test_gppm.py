@@ -111,3 +111,73 @@ def test_cluster_table_against_a_direct_computation():
     points = np.concatenate([np.zeros((5, 2)), np.ones((5, 2)) * 10])
     model = fit_clusters(points, n_clusters=2)
     assert len(set(model.predict(points[:5]))) == 1 and len(set(model.predict(points))) == 2
+
+
+class TopicEmbedder:
+    """Judgments about writing -> (1, 0), anything else -> (0, 1)."""
+
+    identity = "test/topic-embedder"
+
+    def encode(self, texts, *, prompt_name=None):
+        import numpy as np
+
+        return np.array([[1.0, 0.0] if "writing" in t else [0.0, 1.0] for t in texts])
+
+
+def test_cluster_metric_fits_once_and_scores_by_hand(tmp_path):
+    import json
+    import math
+
+    from scorers import MetricError
+    from scorers.metrics.gppm.cluster import ClusterTable
+
+    writing, method = "The reviewer likes the writing.", "The reviewer criticizes the method."
+    papers = [  # per paper, reviews as judgment summaries
+        [writing, writing],
+        [method, method],
+        [f"{writing}\n{method}", method],
+    ]
+    fit = tmp_path / "past.jsonl"
+    fit.write_text(
+        "\n".join(
+            json.dumps(
+                {
+                    "id": f"p{i}",
+                    "title": "t",
+                    "abstract": "a",
+                    "reviews": [
+                        {"id": f"r{j}", "text": "raw", "summary": s} for j, s in enumerate(rs)
+                    ],
+                }
+            )  # fmt: skip
+            for i, rs in enumerate(papers)
+        )
+    )
+    resources = Resources(cache_dir=tmp_path, embedders={"topic": TopicEmbedder()})
+    metric = get_metric(
+        "gppm_cluster", fit_on=str(fit), n_clusters=2, embedder="topic", dataset_summaries=True
+    )
+    item = Item(
+        Paper("new"),
+        writing,
+        (Review("r1", "raw", summary=writing), Review("r2", "raw", summary=method)),
+        flags=frozenset({"candidate_is_judgments"}),
+    )
+    result = metric.score(item, resources)
+    # the clusters' numbering is K-means's: rebuild the table in its labels
+    from scorers.metrics.gppm import _fitted
+
+    [model] = [m for key, (m, _) in _fitted.items() if key[0] == str(fit)]
+    w, m = model.kmeans.predict(TopicEmbedder().encode([writing, method]))
+
+    def vec(*labels):
+        return [c in labels for c in range(2)]
+
+    table = ClusterTable.from_reports([[vec(w), vec(w)], [vec(m), vec(m)], [vec(w, m), vec(m)]])
+    expected = (table.score(vec(w), vec(w)) + table.score(vec(w), vec(m))) / 2
+    assert result.value == pytest.approx(expected) and math.isfinite(result.value)
+    assert result.details["fit_pairs"] == 3 and result.details["fit_judgments"] == 7
+    assert result.signature.fit_on.startswith("past.jsonl:")
+    assert metric.score(item, resources).value == result.value  # fitted once, reused
+    with pytest.raises(MetricError, match="needs fit_on"):
+        get_metric("gppm_cluster")

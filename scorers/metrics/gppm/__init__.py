@@ -8,6 +8,12 @@ Large Language Models", §4-5, App. D): a review is paid by how well it predicts
   as the paper defines the mechanism; the marginal and the PMI (= GEM / GEM-S) are kept in the
   terms. Computed by the GEM family itself (its rewrite, request builder and cache), with the
   synopsis slot holding θ; so ``gppm_token − gem = marginal`` per reference, exactly.
+- ``gppm_cluster`` (CLUSTER, App. C; :mod:`.cluster`): judgments are embedded and clustered
+  (K-means, 30 clusters) on a dataset of past reports (option ``fit_on``, canonical records;
+  their stored judgment summaries, else the preprocessor's rewrites), and a report becomes "has a
+  judgment in cluster c"; the score is Σ_c log P(reference has c | candidate has c), in nats,
+  from smoothed same-paper pair frequencies. Fit on other papers than those scored (another
+  year): a fit set holding the scored papers has seen their reviews.
 - ``gppm_judgment`` / ``gsppm_judgment`` (JUDGMENT, §5.2, App. D.3): an LLM (model role
   ``oracle``, else the evaluation LM) reads the candidate's judgments and the reference's judgment
   lines, numbered, and gives each a score in −3..3 (a log2 likelihood ratio); the scores are
@@ -21,18 +27,28 @@ robustness task with ``references=1`` is its K-sample protocol).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
+from scorers.errors import MetricError
+from scorers.lm.embedding import DEFAULT_EMBEDDER
 from scorers.registry import Metric, MetricSpec, get_metric, register_metric_class
 from scorers.resources import Resources
 from scorers.signature import Signature, prompt_hashes
-from scorers.text.judgments import Preprocessed
+from scorers.text.judgments import PREPROCESS_SETTINGS, Preprocessed, preprocess_messages
 from scorers.types import CANDIDATE_IS_JUDGMENTS, Item, Result
 
 from ..fmi.oracle import ORACLE_ROLE, gppm_line_scores, likelihood_messages
 from ..fmi.statements import judgment_statements
 
-__all__ = ["GPPM_PLACEHOLDER", "GPPM_VERSION", "GppmJudgment", "GppmSignature", "GppmToken"]
+__all__ = [
+    "GPPM_PLACEHOLDER",
+    "GPPM_VERSION",
+    "GppmCluster",
+    "GppmJudgment",
+    "GppmSignature",
+    "GppmToken",
+]
 
 GPPM_VERSION = 1
 GPPM_PLACEHOLDER = "Not given"
@@ -97,7 +113,6 @@ class GppmJudgment(Metric):
 
     async def ascore(self, item: Item, resources: Resources) -> Result:
         from scorers.lm.base import GenerationSettings
-        from scorers.text.judgments import PREPROCESS_SETTINGS, preprocess_messages
 
         use_summaries = bool(self.options["dataset_summaries"])
         preprocessor = resources.generator("preprocessor")
@@ -194,6 +209,189 @@ class GppmJudgment(Metric):
             },
             signature=signature,
         )
+
+
+@dataclass(frozen=True)
+class ClusterSignature(Signature):
+    fit_on: str = ""
+    """The fit set: its file name and a hash of its content."""
+    n_clusters: int = 0
+    seed: int = 0
+    embedder: str = ""
+    preprocessor: str = "none"
+    prompts: dict[str, str] = field(default_factory=dict)
+
+
+_fitted: dict[tuple, Any] = {}
+"""Fitted cluster models by (fit_on, n_clusters, seed, embedder), shared in the process."""
+
+
+class GppmCluster(Metric):
+    """CLUSTER (App. C): Σ_c log P(reference's cluster indicator | candidate's)."""
+
+    def __init__(self, spec: MetricSpec, **options: Any) -> None:
+        super().__init__(spec, **options)
+        if not self.options["fit_on"]:
+            raise MetricError(
+                "gppm_cluster needs fit_on: canonical records of past reports to cluster (e.g. "
+                "-S fit_on=iclr2019.jsonl, or scorer_options={gppm_cluster: {fit_on: ...}})"
+            )
+
+    def _key(self) -> tuple:
+        o = self.options
+        return (str(o["fit_on"]), int(o["n_clusters"]), int(o["seed"]), str(o["embedder"]))
+
+    async def _model(self, resources: Resources) -> Any:
+        from scorers.data.records import load_records
+        from scorers.lm.threads import run_blocking
+
+        from .cluster import fit_cluster_model
+
+        key = self._key()
+        if key in _fitted:
+            return _fitted[key]
+        from scorers.lm.hf import file_fingerprint
+
+        records = await run_blocking(load_records, key[0])
+        path = Path(key[0])
+        source = f"{path.name}:{file_fingerprint(path)}" if path.is_file() else key[0]
+        todo = [r.text for p in records for r in p.reviews if r.text.strip() and not r.summary]
+        rewritten: dict[str, str] = {}
+        writer = "dataset summaries"
+        if todo:
+            preprocessor = resources.generator("preprocessor")
+            replies = await preprocessor.generate(
+                [preprocess_messages(t) for t in todo], PREPROCESS_SETTINGS
+            )
+            rewritten = dict(zip(todo, replies, strict=True))
+            writer = preprocessor.identity
+        reports = [
+            [
+                judgment_statements(r.summary or rewritten.get(r.text, ""))
+                for r in paper.reviews
+                if r.text.strip()
+            ]
+            for paper in records
+        ]
+        embedder = resources.embedder(key[3])
+        model = await run_blocking(
+            fit_cluster_model,
+            reports,
+            embedder.encode,
+            embedder=embedder.identity,
+            source=source,
+            n_clusters=key[1],
+            seed=key[2],
+        )
+        _fitted[key] = (model, writer)
+        return _fitted[key]
+
+    async def ascore(self, item: Item, resources: Resources) -> Result:
+        from scorers.lm.threads import run_blocking
+
+        model, fit_writer = await self._model(resources)
+        use_summaries = bool(self.options["dataset_summaries"])
+        todo: list[tuple[str, str]] = []
+        candidate_judgments: str | None = None
+        if not item.candidate.strip():
+            candidate_judgments = ""
+        elif CANDIDATE_IS_JUDGMENTS in item.flags:
+            candidate_judgments = item.candidate
+        elif use_summaries and item.candidate_summary:
+            candidate_judgments = item.candidate_summary
+        else:
+            todo.append(("candidate", item.candidate))
+        for review in item.references:
+            if review.text.strip() and not (use_summaries and review.summary):
+                todo.append((review.id, review.text))
+        rewrites: dict[str, str] = {}
+        writer = fit_writer
+        if todo:
+            preprocessor = resources.generator("preprocessor")
+            replies = await preprocessor.generate(
+                [preprocess_messages(text) for _, text in todo], PREPROCESS_SETTINGS
+            )
+            rewrites = {k: r for (k, _), r in zip(todo, replies, strict=True)}
+            writer = preprocessor.identity
+        if candidate_judgments is None:
+            candidate_judgments = rewrites["candidate"]
+        signature = ClusterSignature(
+            metric=self.name,
+            family="gppm",
+            version=GPPM_VERSION,
+            fit_on=model.source,
+            n_clusters=model.n_clusters,
+            seed=int(self.options["seed"]),
+            embedder=model.embedder,
+            preprocessor=writer,
+            prompts=prompt_hashes(["gem/preprocess_system", "gem/preprocess_user"]),
+        )
+        skipped: dict[str, str] = {}
+        references: list[tuple[str, list[str]]] = []
+        for review in item.references:
+            if not review.text.strip():
+                skipped[review.id] = "empty reference text"
+                continue
+            lines = judgment_statements(rewrites.get(review.id) or review.summary or "")
+            if not lines:
+                skipped[review.id] = "its preprocessing produced no judgment lines"
+                continue
+            references.append((review.id, lines))
+        if not references:
+            return Result.no_usable_reference(skipped, signature=signature)
+        embedder = resources.embedder(str(self.options["embedder"]))
+        candidate_lines = judgment_statements(candidate_judgments)
+        texts = candidate_lines + [line for _, lines in references for line in lines]
+        embeddings = await run_blocking(embedder.encode, texts)
+        candidate_vector = model.vector(embeddings[: len(candidate_lines)])
+        terms = []
+        start = len(candidate_lines)
+        for reference_id, lines in references:
+            vector = model.vector(embeddings[start : start + len(lines)])
+            start += len(lines)
+            terms.append(
+                {
+                    "reference_id": reference_id,
+                    "score": model.table.score(candidate_vector, vector),
+                    "clusters": [c for c, present in enumerate(vector) if present],
+                }
+            )
+        value = sum(t["score"] for t in terms) / len(terms)
+        return Result(
+            value=value,
+            explanation=f"mean Σ_c log P(reference cluster | candidate cluster) over "
+            f"{len(terms)} reference(s): {value:.3f} nats",
+            terms=terms,
+            details={
+                "skipped_references": skipped,
+                "candidate_clusters": [c for c, present in enumerate(candidate_vector) if present],
+                "fit_judgments": model.judgments,
+                "fit_pairs": model.table.pairs,
+            },
+            signature=signature,
+        )
+
+
+register_metric_class(
+    GppmCluster,
+    name="gppm_cluster",
+    display_name="GPPM (cluster)",
+    family="gppm",
+    higher_is_better=True,
+    needs=frozenset({"references", "generator", "embedder"}),
+    version=GPPM_VERSION,
+    defaults={
+        "fit_on": None,
+        "n_clusters": 30,
+        "seed": 100,
+        "embedder": DEFAULT_EMBEDDER,
+        "dataset_summaries": False,
+    },
+    roles=("preprocessor",),
+    description="Σ_c log P(reference's judgment clusters | candidate's), clusters fit on past "
+    "reports (App. C)",
+    source=_SOURCE,
+)
 
 
 for _name, _class, _with_abstract, _display, _needs in (

@@ -29,7 +29,7 @@ from itertools import combinations
 
 import numpy as np
 
-__all__ = ["ClusterTable", "fit_clusters", "report_vector"]
+__all__ = ["ClusterModel", "ClusterTable", "fit_cluster_model", "fit_clusters", "report_vector"]
 
 N_CLUSTERS = 30
 SEED = 100
@@ -102,3 +102,48 @@ def fit_clusters(
     if len(embeddings) < n_clusters:
         raise ValueError(f"{len(embeddings)} judgments cannot make {n_clusters} clusters")
     return MiniBatchKMeans(n_clusters=n_clusters, random_state=seed, n_init=3).fit(embeddings)
+
+
+@dataclass(frozen=True)
+class ClusterModel:
+    """A fitted clustering estimator: the K-means model, the joint tables and what it was fit on."""
+
+    kmeans: object
+    table: ClusterTable
+    n_clusters: int
+    judgments: int
+    embedder: str
+    source: str
+
+    def vector(self, embeddings: np.ndarray) -> list[bool]:
+        """A report's binary cluster vector from its judgments' embeddings."""
+        if len(embeddings) == 0:
+            return [False] * self.n_clusters
+        return report_vector(self.kmeans.predict(embeddings), self.n_clusters)
+
+
+def fit_cluster_model(
+    reports_per_item: Sequence[Sequence[Sequence[str]]],
+    encode,
+    *,
+    embedder: str,
+    source: str,
+    n_clusters: int = N_CLUSTERS,
+    seed: int = SEED,
+) -> ClusterModel:
+    """Fit on ``reports_per_item`` (per item, its reports, each a list of judgment lines):
+    embed every judgment with ``encode`` (texts -> rows), cluster, and tabulate same-item pairs."""
+    lines = [line for reports in reports_per_item for report in reports for line in report]
+    if not lines:
+        raise ValueError(f"no judgment lines to fit the clustering estimator on ({source})")
+    embeddings = np.asarray(encode(lines))
+    kmeans = fit_clusters(embeddings, n_clusters=n_clusters, seed=seed)
+    labels = iter(kmeans.predict(embeddings))
+    items = []
+    for reports in reports_per_item:
+        items.append(
+            [report_vector([next(labels) for _ in report], n_clusters) for report in reports]
+        )
+    return ClusterModel(
+        kmeans, ClusterTable.from_reports(items), n_clusters, len(lines), embedder, source
+    )
