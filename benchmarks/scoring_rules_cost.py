@@ -91,9 +91,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--metrics", nargs="*", help="default: every fmi/gppm metric")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "scoring_rules_cost.json")
     args = parser.parse_args(argv)
-    names = args.metrics or [
-        s.name for s in list_metrics() if s.family in ("fmi", "gppm")
-    ]
+    names = args.metrics or [s.name for s in list_metrics() if s.family in ("fmi", "gppm")]
     items = items_from(
         args.data,
         papers=args.papers,

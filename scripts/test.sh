@@ -17,7 +17,14 @@ fi
 export GEM_TASKS_REQUIRE_VLLM=1
 
 set +e
-pytest "$@"
+# two workers, whole files each (the suite waits on interpreters, servers and disk as much as on
+# the CPU); GEM_TASKS_TEST_WORKERS=0 runs it in one process
+workers="${GEM_TASKS_TEST_WORKERS:-2}"
+if [ "$workers" = "0" ]; then
+  pytest "$@"
+else
+  pytest -n "$workers" --dist loadfile "$@"
+fi
 status=$?
 set -e
 if [ "$status" -eq 5 ]; then
