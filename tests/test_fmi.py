@@ -296,7 +296,10 @@ def _item(candidate="The candidate review.", *, negatives=None):
 
 
 def _resources(oracle, tmp_path):
-    return Resources(cache_dir=tmp_path, generators={"oracle": oracle})
+    """The oracle bound to its role; an evaluation LM that cannot load, so that a cell that
+    needs none (stored statements, a bound oracle) is seen not to load one."""
+    missing = f"hf/{tmp_path / 'no-such-model'}"
+    return Resources(evaluation_lm=missing, cache_dir=tmp_path, generators={"oracle": oracle})
 
 
 def test_the_new_metric_by_hand(tmp_path):
@@ -314,9 +317,9 @@ def test_the_new_metric_by_hand(tmp_path):
 
 
 def test_a_sycophantic_oracle_cannot_reward_anything(tmp_path):
-    for name in ("ctv", "tvd_mi"):
+    for name, options in (("ctv", {"dataset_summaries": True}), ("tvd_mi", {})):
         oracle = ScriptedOracle(support=lambda s: True)
-        result = get_metric(name).score(_item(), _resources(oracle, tmp_path))
+        result = get_metric(name, **options).score(_item(), _resources(oracle, tmp_path))
         assert result.value == 0.0
     # the same references as positives and negatives: 0 for any oracle
     same = [Review("pos", "a raw review", summary=_judgments("p1.", "p2.", "p3.", "p4."))]

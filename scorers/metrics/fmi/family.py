@@ -190,9 +190,11 @@ class ScoringRuleMetric(Metric):
             for r in references
             if r.text.strip() and not (how == "judgments" and use_summaries and r.summary)
         ]
-        role_generator = resources.generator(PREPROCESSOR_ROLE)
         replies: dict[str, str] = {}
-        if todo:
+        writer = "dataset summaries"
+        if todo:  # the generator (perhaps the evaluation LM) is loaded only when needed
+            role_generator = resources.generator(PREPROCESSOR_ROLE)
+            writer = role_generator.identity
             if how == "judgments":
                 conversations = [preprocess_messages(r.text) for r in todo]
                 settings = PREPROCESS_SETTINGS
@@ -216,7 +218,6 @@ class ScoringRuleMetric(Metric):
                 statements[review.id] = found
             else:
                 skipped[review.id] = f"its decomposition ({how}) has no statement"
-        writer = role_generator.identity if todo else "dataset summaries"
         return statements, skipped, writer
 
     async def _oracle_side(

@@ -115,8 +115,8 @@ class GppmJudgment(Metric):
         from scorers.lm.base import GenerationSettings
 
         use_summaries = bool(self.options["dataset_summaries"])
-        preprocessor = resources.generator("preprocessor")
         oracle = resources.generator(ORACLE_ROLE)
+        writer = "dataset summaries"
         todo: list[tuple[str, str]] = []
         candidate = item.candidate
         candidate_judgments: str | None = None
@@ -132,7 +132,9 @@ class GppmJudgment(Metric):
             if review.text.strip() and not (use_summaries and review.summary):
                 todo.append((review.id, review.text))
         rewrites: dict[str, str] = {}
-        if todo:
+        if todo:  # the preprocessor (perhaps the evaluation LM) is loaded only when needed
+            preprocessor = resources.generator("preprocessor")
+            writer = preprocessor.identity
             replies = await preprocessor.generate(
                 [preprocess_messages(text) for _, text in todo], PREPROCESS_SETTINGS
             )
@@ -147,7 +149,7 @@ class GppmJudgment(Metric):
             metric=self.name,
             family="gppm",
             version=GPPM_VERSION,
-            preprocessor=preprocessor.identity if todo else "dataset summaries",
+            preprocessor=writer,
             oracle=oracle.identity,
             synopsis="abstract" if self.with_abstract else "placeholder 'Not Provided'",
             prompts=prompt_hashes(
