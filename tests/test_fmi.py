@@ -425,6 +425,7 @@ def test_all_twelve_cells_are_registered():
     assert specs["fmi_tv_fvar_statement"].aliases == ("ctv",)
     assert "negatives" in specs["fmi_tv_fvar_statement"].needs
     assert "negatives" not in specs["fmi_kl_direct_report"].needs
+    assert "negatives" not in specs["fmi_tv_direct_token"].needs  # product form: on request
 
 
 def test_cell_one_is_gem_and_the_token_cells_follow_from_its_terms(tiny_lm, tmp_path):
@@ -592,3 +593,17 @@ def test_llm_decomposition_option(tmp_path):
     assert "atomic claims" in decomposer.prompts[0]
     assert "[1] Claim one.\n[2] Claim two." in oracle.calls[0]
     assert result.signature.statements == "llm"
+
+
+def test_tv_direct_product_form_uses_the_negatives(tmp_path):
+    """½|r̂(x, y⁻) − 1| averaged over the negatives (Tab. 1's product form): 7-point scores −1
+    and 1 on two negatives give (¼ + ½)/2; without negatives the item is unscored."""
+    scores = {"n1": -1, "n2": 1}
+    oracle = ScriptedOracle(scores=lambda ss: [scores.get(ss[0], 0)])
+    item = _item(negatives=[Review("n1/r", "n1"), Review("n2/r", "n2")])
+    metric = get_metric("fmi_tv_direct_report", tv_direct_form="product")
+    result = metric.score(item, _resources(oracle, tmp_path))
+    assert result.value == pytest.approx((0.25 + 0.5) / 2)
+    assert result.signature.tv_direct_form == "product" and result.signature.negatives == 2
+    lone = Item(Paper("p"), "c", (Review("r", "text"),))
+    assert metric.score(lone, _resources(oracle, tmp_path)).reason == "no negative references"

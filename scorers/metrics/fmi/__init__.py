@@ -62,8 +62,10 @@ def _register(
     needs = {"references", "generator"}
     if representation == "token":
         needs.add("logprobs")
-    if estimator == "fvar" or (f == "tv" and estimator == "direct"):
-        needs.add("negatives")  # f-variational always; TV direct in its product form
+    if estimator == "fvar":
+        # (TV direct in its product form uses negatives too; it is an option, so the tasks draw
+        # them for it only when asked: -T negatives=4)
+        needs.add("negatives")
     roles = {"token": ("preprocessor",), "report": ("oracle",),
              "statement": ("oracle", "preprocessor")}[representation]  # fmt: skip
     register_metric_class(
