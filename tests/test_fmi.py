@@ -607,3 +607,21 @@ def test_tv_direct_product_form_uses_the_negatives(tmp_path):
     assert result.signature.tv_direct_form == "product" and result.signature.negatives == 2
     lone = Item(Paper("p"), "c", (Review("r", "text"),))
     assert metric.score(lone, _resources(oracle, tmp_path)).reason == "no negative references"
+
+
+def test_an_overflowing_ratio_leaves_the_item_unscored(tmp_path, monkeypatch):
+    """NWJ with a negative PMI of 800 nats: exp overflows float64; the item is unscored with the
+    reason and its terms, never clipped."""
+    from scorers.metrics.fmi import family
+
+    async def token_side(self, item, resources, negatives):
+        positive = family._Side([1.0], [{"reference_id": "pos", "log_ratio": 1.0}])
+        negative = family._Side([800.0], [{"reference_id": "n", "log_ratio": 800.0}])
+        return positive, negative, {"logprob_requests": 4}, None
+
+    monkeypatch.setattr(family.ScoringRuleMetric, "_token_side", token_side)
+    item = _item(negatives=[Review("n", "raw")])
+    result = get_metric("fmi_kl_fvar_token").score(item, _resources(None, tmp_path))
+    assert result.value is None and result.reason.startswith("ratio overflow")
+    assert "never clipped" in result.explanation
+    assert [t["side"] for t in result.terms] == ["positive", "negative"]
