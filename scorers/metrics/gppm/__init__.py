@@ -104,6 +104,52 @@ class GppmToken(Metric):
         )
 
 
+async def _judgments(
+    item: Item, resources: Resources, *, use_summaries: bool
+) -> tuple[str, list[tuple[str, list[str]]], dict[str, str], str | None]:
+    """The candidate's judgment rewrite ("" for an empty candidate), each usable reference's
+    judgment lines, the references left out (id -> why) and who rewrote (None: no rewrite was
+    needed). Stored summaries stand in with ``use_summaries``; one batched preprocessor call
+    rewrites the rest (the preprocessor, perhaps the evaluation LM, is loaded only then)."""
+    todo: list[tuple[str, str]] = []
+    candidate: str | None = None
+    if not item.candidate.strip():
+        candidate = ""
+    elif CANDIDATE_IS_JUDGMENTS in item.flags:
+        candidate = item.candidate
+    elif use_summaries and item.candidate_summary:
+        candidate = item.candidate_summary
+    else:
+        todo.append(("candidate", item.candidate))
+    for review in item.references:
+        if review.text.strip() and not (use_summaries and review.summary):
+            todo.append((review.id, review.text))
+    rewrites: dict[str, str] = {}
+    writer = None
+    if todo:
+        preprocessor = resources.generator("preprocessor")
+        writer = preprocessor.identity
+        replies = await preprocessor.generate(
+            [preprocess_messages(text) for _, text in todo], PREPROCESS_SETTINGS
+        )
+        rewrites = {
+            key: Preprocessed.from_reply(reply).judgments
+            for (key, _), reply in zip(todo, replies, strict=True)
+        }
+    skipped: dict[str, str] = {}
+    references: list[tuple[str, list[str]]] = []
+    for review in item.references:
+        if not review.text.strip():
+            skipped[review.id] = "empty reference text"
+            continue
+        lines = judgment_statements(rewrites.get(review.id) or review.summary or "")
+        if not lines:
+            skipped[review.id] = "its preprocessing produced no judgment lines"
+            continue
+        references.append((review.id, lines))
+    return (rewrites["candidate"] if candidate is None else candidate), references, skipped, writer
+
+
 class GppmJudgment(Metric):
     """JUDGMENT: the summed 7-point scores of the reference's judgments, in bits."""
 
@@ -116,40 +162,15 @@ class GppmJudgment(Metric):
 
         use_summaries = bool(self.options["dataset_summaries"])
         oracle = resources.generator(ORACLE_ROLE)
-        writer = "dataset summaries"
-        todo: list[tuple[str, str]] = []
-        candidate = item.candidate
-        candidate_judgments: str | None = None
-        if not candidate.strip():
-            candidate_judgments = ""
-        elif CANDIDATE_IS_JUDGMENTS in item.flags:
-            candidate_judgments = candidate
-        elif use_summaries and item.candidate_summary:
-            candidate_judgments = item.candidate_summary
-        else:
-            todo.append(("candidate", candidate))
-        for review in item.references:
-            if review.text.strip() and not (use_summaries and review.summary):
-                todo.append((review.id, review.text))
-        rewrites: dict[str, str] = {}
-        if todo:  # the preprocessor (perhaps the evaluation LM) is loaded only when needed
-            preprocessor = resources.generator("preprocessor")
-            writer = preprocessor.identity
-            replies = await preprocessor.generate(
-                [preprocess_messages(text) for _, text in todo], PREPROCESS_SETTINGS
-            )
-            rewrites = {
-                key: Preprocessed.from_reply(reply).judgments
-                for (key, _), reply in zip(todo, replies, strict=True)
-            }
-        if candidate_judgments is None:
-            candidate_judgments = rewrites["candidate"]
+        candidate_judgments, asked, skipped, writer = await _judgments(
+            item, resources, use_summaries=use_summaries
+        )
         synopsis = item.paper.abstract if self.with_abstract else None
         signature = GppmSignature(
             metric=self.name,
             family="gppm",
             version=GPPM_VERSION,
-            preprocessor=writer,
+            preprocessor=writer or "dataset summaries",
             oracle=oracle.identity,
             synopsis="abstract" if self.with_abstract else "placeholder 'Not Provided'",
             prompts=prompt_hashes(
@@ -161,17 +182,6 @@ class GppmJudgment(Metric):
                 ]
             ),
         )
-        skipped: dict[str, str] = {}
-        asked: list[tuple[str, list[str]]] = []
-        for review in item.references:
-            if not review.text.strip():
-                skipped[review.id] = "empty reference text"
-                continue
-            lines = judgment_statements(rewrites.get(review.id) or review.summary or "")
-            if not lines:
-                skipped[review.id] = "its preprocessing produced no judgment lines"
-                continue
-            asked.append((review.id, lines))
         if not asked:
             return Result.no_usable_reference(skipped, signature=signature)
         has_judgments = bool(judgment_statements(candidate_judgments))
@@ -293,30 +303,9 @@ class GppmCluster(Metric):
 
         model, fit_writer = await self._model(resources)
         use_summaries = bool(self.options["dataset_summaries"])
-        todo: list[tuple[str, str]] = []
-        candidate_judgments: str | None = None
-        if not item.candidate.strip():
-            candidate_judgments = ""
-        elif CANDIDATE_IS_JUDGMENTS in item.flags:
-            candidate_judgments = item.candidate
-        elif use_summaries and item.candidate_summary:
-            candidate_judgments = item.candidate_summary
-        else:
-            todo.append(("candidate", item.candidate))
-        for review in item.references:
-            if review.text.strip() and not (use_summaries and review.summary):
-                todo.append((review.id, review.text))
-        rewrites: dict[str, str] = {}
-        writer = fit_writer
-        if todo:
-            preprocessor = resources.generator("preprocessor")
-            replies = await preprocessor.generate(
-                [preprocess_messages(text) for _, text in todo], PREPROCESS_SETTINGS
-            )
-            rewrites = {k: r for (k, _), r in zip(todo, replies, strict=True)}
-            writer = preprocessor.identity
-        if candidate_judgments is None:
-            candidate_judgments = rewrites["candidate"]
+        candidate_judgments, references, skipped, writer = await _judgments(
+            item, resources, use_summaries=use_summaries
+        )
         signature = ClusterSignature(
             metric=self.name,
             family="gppm",
@@ -325,20 +314,9 @@ class GppmCluster(Metric):
             n_clusters=model.n_clusters,
             seed=int(self.options["seed"]),
             embedder=model.embedder,
-            preprocessor=writer,
+            preprocessor=writer or fit_writer,
             prompts=prompt_hashes(["gem/preprocess_system", "gem/preprocess_user"]),
         )
-        skipped: dict[str, str] = {}
-        references: list[tuple[str, list[str]]] = []
-        for review in item.references:
-            if not review.text.strip():
-                skipped[review.id] = "empty reference text"
-                continue
-            lines = judgment_statements(rewrites.get(review.id) or review.summary or "")
-            if not lines:
-                skipped[review.id] = "its preprocessing produced no judgment lines"
-                continue
-            references.append((review.id, lines))
         if not references:
             return Result.no_usable_reference(skipped, signature=signature)
         embedder = resources.embedder(str(self.options["embedder"]))
