@@ -44,7 +44,7 @@ from scorers.validation.statistics import mean_confidence_interval, paired_compa
 HERE = Path(__file__).resolve().parent
 DEFAULT_DATA = HERE.parent.parent / "shared" / "data" / "iclr2020_gppm" / "iclr2020_papers.jsonl"
 DEFAULT_RELEASE = HERE.parent.parent / "shared" / "data" / "iclr2023_gem" / "iclr2023_reviews.jsonl"
-SCORERS = ("gem", "gem_s", "gem_raw")
+SCORERS = ("gem", "gem_s", "gem_raw", "bleu", "rouge_l", "bertscore", "bartscore_f1")
 NEEDS_ABSTRACT = ("abstract_copy", "paper_copy")
 
 
