@@ -6,9 +6,18 @@ from gem_tasks.scoring.adapter import SCORERS
 from gem_tasks.scoring.paired import PAIRED_SCORERS
 from gem_tasks.tasks.correlation import correlation
 from gem_tasks.tasks.iclr import human_review, iclr
+from gem_tasks.tasks.review_quality import review_quality
 from gem_tasks.tasks.robustness import perturb_review, robustness
 
-__all__ = ["correlation", "human_review", "iclr", "perturb_review", "robustness", "smollm2"]
+__all__ = [
+    "correlation",
+    "human_review",
+    "iclr",
+    "perturb_review",
+    "review_quality",
+    "robustness",
+    "smollm2",
+]
 
 globals().update(SCORERS)
 globals().update({f"{name}_paired": factory for name, factory in PAIRED_SCORERS.items()})

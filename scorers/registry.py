@@ -77,6 +77,11 @@ class MetricSpec:
     description: str = ""
     source: str = ""
     """Where the metric comes from (paper and section)."""
+    corpus: Mapping[str, Callable[[list[dict[str, Any]]], float]] = field(default_factory=dict)
+    """Corpus-level numbers of a run: name -> function of the scored samples' result metadata
+    (:meth:`~scorers.types.Result.metadata`, one dict per sample) -> one float (e.g. a KL
+    divergence between pooled distributions, which is not a mean of per-sample values). A
+    harness reports each beside the mean; one name means one function in every family."""
 
     def __post_init__(self) -> None:
         unknown = set(self.needs) - NEEDS
@@ -117,6 +122,7 @@ class Metric(ABC):
 
 _REGISTRY: dict[str, MetricSpec] = {}
 _ALIASES: dict[str, str] = {}
+_CORPUS: dict[str, Callable[[list[dict[str, Any]]], float]] = {}
 _discovered = False
 _lock = threading.RLock()
 
@@ -128,6 +134,12 @@ def register_metric(spec: MetricSpec) -> MetricSpec:
         for name in (spec.name, *spec.aliases):
             if name in _REGISTRY or name in _ALIASES:
                 raise MetricError(f"metric name {name!r} is registered twice")
+        for key, function in spec.corpus.items():
+            if _CORPUS.setdefault(key, function) is not function:
+                raise MetricError(
+                    f"metric {spec.name!r}: corpus number {key!r} is another family's name for a "
+                    "different function"
+                )
         _REGISTRY[spec.name] = spec
         for alias in spec.aliases:
             _ALIASES[alias] = spec.name

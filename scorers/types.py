@@ -40,6 +40,8 @@ class Review:
     id: str
     text: str
     summary: str | None = None
+    rating: float | None = None
+    """The reviewer's rating on the dataset's (mapped) scale, when there is one."""
 
 
 @dataclass(frozen=True)

@@ -76,13 +76,19 @@ def test_every_task_folder_has_readme_and_eval_card_with_the_tasks_version():
     from gem_tasks.tasks import eval_card
     from gem_tasks.tasks.correlation import correlation
     from gem_tasks.tasks.iclr import iclr
+    from gem_tasks.tasks.review_quality import review_quality
     from gem_tasks.tasks.robustness import robustness
 
     folders = sorted(
         p.parent for p in (REPO / "gem_tasks" / "tasks").glob("*/*.py") if p.stem != "__init__"
     )
-    assert [f.name for f in folders] == ["correlation", "iclr", "robustness"]
-    built = {"correlation": correlation, "iclr": iclr, "robustness": robustness}
+    assert [f.name for f in folders] == ["correlation", "iclr", "review_quality", "robustness"]
+    built = {
+        "correlation": correlation,
+        "iclr": iclr,
+        "review_quality": review_quality,
+        "robustness": robustness,
+    }
     for folder in folders:
         assert (folder / "README.md").exists(), folder
         card = eval_card(folder)

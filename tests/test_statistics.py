@@ -11,6 +11,8 @@ from scorers.validation.statistics import (
     mean_confidence_interval,
     mean_difference,
     paired_t_test,
+    pearson,
+    pearson_confidence_interval,
     smd,
     smd_confidence_interval,
     smd_paired_confidence_interval,
@@ -90,3 +92,43 @@ def test_paired_smd_interval_by_hand():
     two_low, two_high = smd_confidence_interval([1, 2, 3, 4], [2, 2.5, 4.5, 5])
     assert high - low < two_high - two_low
     assert all(math.isnan(v) for v in smd_paired_confidence_interval([1.0], [2.0]))
+
+
+def test_pearson_by_hand():
+    """x = 1..5, y = 2, 4, 5, 4, 5: deviations (-2, -1, 0, 1, 2) and (-2, 0, 1, 0, 1),
+    Σdxdy = 6, Σdx² = 10, Σdy² = 6: r = 6 / sqrt(60) = 0.7745967; t = r·sqrt(3 / (1 − r²)) =
+    2.1213203 on 3 df, two-sided p = 0.1240271."""
+    r, p = pearson([1, 2, 3, 4, 5], [2, 4, 5, 4, 5])
+    assert r == pytest.approx(0.7745967, abs=1e-7)
+    assert p == pytest.approx(0.1240271, abs=1e-6)
+    assert p == pytest.approx(2 * stats.t.sf(r * math.sqrt(3 / (1 - r**2)), df=3), rel=1e-9)
+    # an unscored pair (NaN on either side) is dropped
+    assert pearson([1, 2, 3, math.nan, 4, 5], [2, 4, 5, 9, 4, 5]) == (r, p)
+    r_neg, _ = pearson([1, 2, 3, 4, 5], [-2, -4, -5, -4, -5])
+    assert r_neg == pytest.approx(-r)
+
+
+def test_pearson_refuses_what_it_cannot_compute():
+    with pytest.raises(ValueError, match="at least 3 pairs"):
+        pearson([1.0, 2.0, math.nan], [1.0, 3.0, 2.0])
+    with pytest.raises(ValueError, match="y is constant"):
+        pearson([1, 2, 3, 4], [0.5, 0.5, 0.5, 0.5])
+    with pytest.raises(ValueError, match="x is constant"):
+        pearson([2, 2, 2], [1, 2, 3])
+    with pytest.raises(ValueError, match="differ in length"):
+        pearson([1, 2, 3], [1, 2])
+
+
+def test_pearson_fisher_interval_by_hand():
+    """r = .5, n = 28: atanh(.5) = 0.5493061, SE = 1 / sqrt(25) = 0.2, z_.975 · SE = 0.3919928:
+    tanh(0.1573133) = 0.1560283 and tanh(0.9412989) = 0.7358185."""
+    low, high = pearson_confidence_interval(0.5, 28, level=0.95)
+    assert low == pytest.approx(0.1560283, abs=1e-6)
+    assert high == pytest.approx(0.7358185, abs=1e-6)
+    low90, high90 = pearson_confidence_interval(0.5, 28, level=0.90)
+    assert low < low90 < 0.5 < high90 < high
+    assert pearson_confidence_interval(-1.0, 5) == (-1.0, -1.0)
+    with pytest.raises(ValueError, match="at least 4 pairs"):
+        pearson_confidence_interval(0.5, 3)
+    with pytest.raises(ValueError, match=r"\[-1, 1\]"):
+        pearson_confidence_interval(math.nan, 10)

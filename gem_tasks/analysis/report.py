@@ -1,10 +1,13 @@
 """Validation report from Inspect logs: the metric x perturbation table of the GEM paper's Table 2
 (SMD with 95% CI, significant cells marked) and the failure counts of the Scoring Rules paper's
-Tables 4-5, plus the human-grade correlations."""
+Tables 4-5, plus the human-grade correlations and, with ``against``, every metric's correlation
+across models with one metric (e.g. rating MAE: the Beyond Rating paper's Fig. 3 analysis) from
+the gem_tasks/iclr logs among the sources."""
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -12,7 +15,14 @@ import pandas as pd
 from inspect_ai.log import EvalLog, read_eval_log
 from tqdm import tqdm
 
-from gem_tasks.analysis.leaderboard.logs import log_paths, task_matches
+from gem_tasks.analysis.leaderboard.correlate import (
+    DEFAULT_CORPUS_KEY,
+    DEFAULT_MIN_SCORED,
+    correlate,
+    correlation_markdown,
+    write_correlations,
+)
+from gem_tasks.analysis.leaderboard.logs import ICLR_TASK, log_paths, task_matches
 from scorers.validation.perturbations import PERTURBATIONS
 
 __all__ = [
@@ -39,13 +49,14 @@ def _scorer_name(name: str) -> str:
 
 
 def read_validation_logs(
-    sources: Sequence[str | Path], *, progress: bool = True
+    sources: Sequence[str | Path], *, progress: bool = True, expected: Sequence[str] = ()
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Robustness rows (one per scorer and perturbation) and correlation rows (one per scorer)
     from the headers of the logs under ``sources`` (files or folders). Logs of other tasks and
     unfinished logs are skipped and listed in the frames' ``attrs["skipped"]``; when several logs
     measure the same scorer on the same perturbation (or correlation) with the same evaluation LM,
-    the newest is kept and the others are listed there as superseded."""
+    the newest is kept and the others are listed there as superseded. Logs of the tasks in
+    ``expected`` (read elsewhere) are passed over without a mention."""
     robust_rows, corr_rows, skipped = [], [], []
     paths = log_paths(sources)
     for path in tqdm(paths, desc="reading logs", disable=not progress, unit="log"):
@@ -97,7 +108,7 @@ def read_validation_logs(
                         "log": path,
                     }
                 )
-        else:
+        elif not task_matches(task, expected):
             skipped.append(f"{path}: task {task} is not a validation task")
     robust = _keep_newest(
         pd.DataFrame(robust_rows),
@@ -346,11 +357,37 @@ def _markdown_frame(frame: pd.DataFrame) -> str:
 
 
 def write_report(
-    sources: Iterable[str | Path], out_dir: str | Path, *, progress: bool = True
+    sources: Iterable[str | Path],
+    out_dir: str | Path,
+    *,
+    progress: bool = True,
+    against: Sequence[str] = (),
+    corpus_key: str | None = DEFAULT_CORPUS_KEY,
+    min_scored: int = DEFAULT_MIN_SCORED,
 ) -> dict[str, Path]:
     """Write report.md, robustness.csv, failures.csv and correlation.csv to ``out_dir``;
-    returns their paths."""
-    robust, corr = read_validation_logs(list(sources), progress=progress)
+    returns their paths. With ``against`` (metric names, e.g. ``br_rating_mae``), the
+    gem_tasks/iclr logs among ``sources`` are read as for the leaderboard and every other metric
+    is correlated with each of them across models (see
+    :mod:`gem_tasks.analysis.leaderboard.correlate`): a section of report.md and
+    ``correlation_with_<metric>.md``/``.csv``.
+
+    Raises:
+        ValueError: ``against`` is given but no gem_tasks/iclr log is among ``sources``, or it
+            names a metric those logs do not have.
+    """
+    sources = list(sources)
+    expected = (ICLR_TASK,) if against else ()
+    robust, corr = read_validation_logs(sources, progress=progress, expected=expected)
+    correlations = []
+    if against:
+        from gem_tasks.analysis.leaderboard.compare import compare_logs
+
+        board = compare_logs(sources, progress=progress)
+        correlations = [
+            correlate(board, metric, corpus_key=corpus_key, min_scored=min_scored)
+            for metric in dict.fromkeys(against)
+        ]
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     failures = failure_counts(robust)
@@ -367,6 +404,8 @@ def write_report(
         "## Correlation with human grades\n",
         correlation_table(corr),
     ]
+    for result in correlations:
+        parts.append(re.sub(r"^#", "##", correlation_markdown(result), flags=re.MULTILINE))
     if robust.attrs.get("skipped"):
         parts += ["## Logs skipped\n", "\n".join(f"- {s}" for s in robust.attrs["skipped"]) + "\n"]
     paths = {
@@ -379,4 +418,7 @@ def write_report(
     robust.to_csv(paths["robustness"], index=False)
     failures.to_csv(paths["failures"], index=False)
     corr.to_csv(paths["correlation"], index=False)
+    for result in correlations:
+        written = write_correlations(result, out)
+        paths.update({f"{key}:{result.against}": path for key, path in written.items()})
     return paths

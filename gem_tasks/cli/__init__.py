@@ -7,6 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from gem_tasks.analysis.leaderboard.compare import add_leaderboard_command
+from gem_tasks.analysis.leaderboard.correlate import add_correlation_arguments
 from gem_tasks.cli.data import add_data_commands
 
 __all__ = ["main"]
@@ -15,7 +16,14 @@ __all__ = ["main"]
 def _report(args: argparse.Namespace) -> int:
     from gem_tasks.analysis.report import write_report
 
-    paths = write_report(args.logs, args.out, progress=not args.quiet)
+    paths = write_report(
+        args.logs,
+        args.out,
+        progress=not args.quiet,
+        against=args.against or (),
+        corpus_key=args.corpus_key or None,
+        min_scored=args.min_scored,
+    )
     print(paths["markdown"].read_text(encoding="utf-8"))
     print("written: " + ", ".join(str(p) for p in paths.values()), file=sys.stderr)
     return 0
@@ -26,10 +34,12 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     report = commands.add_parser(
         "report",
-        help="metric validation report (SMD table, failure counts, correlations) from logs",
+        help="metric validation report (SMD table, failure counts, correlations) from logs; "
+        "with --against METRIC, every metric's correlation with METRIC across models",
     )
     report.add_argument("logs", nargs="+", help="Inspect log files or folders")
     report.add_argument("--out", default="validation_report", help="output folder")
+    add_correlation_arguments(report, "--against")
     report.add_argument("--quiet", action="store_true", help="no progress bar")
     report.set_defaults(run=_report)
     add_leaderboard_command(commands)

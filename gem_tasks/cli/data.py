@@ -16,6 +16,13 @@ from typing import Any
 __all__ = ["add_data_commands", "main"]
 
 
+def _non_negative_float(value: str) -> float:
+    number = float(value)
+    if not number >= 0:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"must be a number >= 0, got {value}")
+    return number
+
+
 def _positive(value: str) -> int:
     number = int(value)
     if number < 1:
@@ -103,11 +110,20 @@ def _build(args: argparse.Namespace) -> int:
     from scorers.data.records import RecordError
     from scorers.data.sources.openreview.build import BuildConfig, build_dataset
     from scorers.data.sources.openreview.errors import OpenReviewError
+    from scorers.data.sources.openreview.filters import BEYOND_RATING_FILTERS
 
+    preset = BEYOND_RATING_FILTERS if args.beyond_rating_filters else {}
     config = BuildConfig(
         venue=args.venue,
         out=args.out,
-        min_reviews=args.min_reviews,
+        min_reviews=args.min_reviews,  # the preset's 3 is the default already
+        min_confidence=args.min_confidence
+        if args.min_confidence is not None
+        else preset.get("min_confidence"),
+        max_rating_variance=args.max_rating_variance
+        if args.max_rating_variance is not None
+        else preset.get("max_rating_variance"),
+        filter_preset="beyond-rating" if args.beyond_rating_filters else None,
         reviews_per_paper=None if args.all_reviews else args.reviews_per_paper,
         papers=args.papers,
         seed=args.seed,
@@ -156,16 +172,43 @@ def add_data_commands(subparsers: Any) -> None:
 
     build = commands.add_parser(
         "build",
-        help="fetch an ICLR year from OpenReview into canonical records (resumable)",
-        description="Fetch submissions and official reviews of a venue from OpenReview, keep "
-        "papers with enough reviews, sample papers and reviews with a seed, extract paper text "
+        help="fetch an ICLR or NeurIPS year from OpenReview into canonical records (resumable)",
+        description="Fetch submissions and official reviews of a venue (ICLR 2018-, NeurIPS "
+        "2021-) from OpenReview, map every rating onto the ICLR 2024/25 scale (raw value kept), "
+        "apply the optional quality filters (--min-confidence, then --min-reviews, then "
+        "--max-rating-variance), sample papers and reviews with a seed, extract paper text "
         "from the PDFs, and write records.jsonl, records.parquet and a data card. Re-running "
         "the same command resumes an interrupted build.",
     )
     build.add_argument(
-        "--venue", required=True, help="OpenReview venue id, e.g. ICLR.cc/2025/Conference"
+        "--venue",
+        required=True,
+        help="OpenReview venue id, e.g. ICLR.cc/2025/Conference or NeurIPS.cc/2023/Conference",
     )
     _add_selection_args(build)
+    build.add_argument(
+        "--min-confidence",
+        type=_non_negative_float,
+        default=None,
+        metavar="C",
+        help="keep only reviews with confidence >= C, before --min-reviews counts them "
+        "(default off; Beyond Rating: 4)",
+    )
+    build.add_argument(
+        "--max-rating-variance",
+        type=_non_negative_float,
+        default=None,
+        metavar="V",
+        help="drop papers whose surviving reviews' mapped ratings have a population variance "
+        "above V, after --min-reviews; a paper exactly at V is kept (default off; Beyond "
+        "Rating: 1.5)",
+    )
+    build.add_argument(
+        "--beyond-rating-filters",
+        action="store_true",
+        help="the Beyond Rating quality filters: --min-confidence 4, --min-reviews 3, "
+        "--max-rating-variance 1.5 (flags given explicitly win)",
+    )
     build.add_argument(
         "--pdf",
         action=argparse.BooleanOptionalAction,
@@ -182,7 +225,7 @@ def add_data_commands(subparsers: Any) -> None:
         type=int,
         choices=(1, 2),
         default=None,
-        help="OpenReview API version (default: v1 up to 2023, v2 from 2024)",
+        help="OpenReview API version (default: v1 up to ICLR 2023 and NeurIPS 2022, v2 after)",
     )
     build.add_argument("--refresh", action="store_true", help="fetch the submission list again")
     build.add_argument("--retry-failed", action="store_true", help="retry PDFs that failed before")

@@ -15,7 +15,19 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
+from inspect_ai.scorer import (
+    Metric as InspectMetric,
+)
+from inspect_ai.scorer import (
+    SampleScore,
+    Score,
+    Scorer,
+    Target,
+    mean,
+    metric,
+    scorer,
+    stderr,
+)
 from inspect_ai.solver import TaskState
 
 from gem_tasks.scoring.items import item_from_state
@@ -37,6 +49,23 @@ __all__ = [
 ]
 
 METRICS = [mean(), stderr(), ci90_lower(), ci90_upper()]
+_CORPUS_METRICS: dict[str, Callable[[], InspectMetric]] = {}
+
+
+def corpus_metric(key: str, function: Callable[[list[dict[str, Any]]], float]) -> InspectMetric:
+    """The Inspect metric ``gem_tasks/<key>`` computing a family's corpus-level number from the
+    scored samples' metadata (registered once per name)."""
+    if key not in _CORPUS_METRICS:
+
+        def factory() -> InspectMetric:
+            def compute(scores: list[SampleScore]) -> float:
+                return function([dict(s.score.metadata or {}) for s in scores])
+
+            return compute
+
+        factory.__name__ = key
+        _CORPUS_METRICS[key] = metric(name=key)(factory)
+    return _CORPUS_METRICS[key]()
 
 
 def resources_for(
@@ -94,11 +123,17 @@ def metric_scorer(
 
 
 def register_scorers(
-    build: Callable[..., Scorer], *, suffix: str, metrics: list[Any], doc: str
+    build: Callable[..., Scorer],
+    *,
+    suffix: str,
+    metrics: list[Any],
+    doc: str,
+    corpus: bool = True,
 ) -> dict[str, Callable[..., Scorer]]:
     """An Inspect scorer ``gem_tasks/<name><suffix>`` for every registered metric, each a
     factory taking ``scorer_lm``, ``scorer_lm_args``, ``cache_dir`` and the metric's options
-    and calling ``build(name, ...)``; ``doc`` is formatted with the metric's spec."""
+    and calling ``build(name, ...)``; ``doc`` is formatted with the metric's spec. With
+    ``corpus``, the metric's corpus-level numbers are reported beside ``metrics``."""
 
     def register(name: str) -> Callable[..., Scorer]:
         spec = metric_spec(name)
@@ -119,7 +154,8 @@ def register_scorers(
 
         factory.__name__ = f"{name}{suffix}"
         factory.__doc__ = doc.format(spec=spec, options=", ".join(sorted(spec.defaults)) or "none")
-        return scorer(metrics=metrics, name=f"{name}{suffix}")(factory)
+        extra = [corpus_metric(k, f) for k, f in spec.corpus.items()] if corpus else []
+        return scorer(metrics=[*metrics, *extra], name=f"{name}{suffix}")(factory)
 
     return {spec.name: register(spec.name) for spec in list_metrics()}
 

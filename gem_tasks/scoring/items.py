@@ -27,7 +27,8 @@ unscored with that reason, never scored unchanged)."""
 
 def reviews_from_metadata(rows: Any) -> tuple[Review, ...]:
     return tuple(
-        Review(id=str(r["id"]), text=r["text"], summary=r.get("summary")) for r in rows or []
+        Review(id=str(r["id"]), text=r["text"], summary=r.get("summary"), rating=r.get("rating"))
+        for r in rows or []
     )
 
 

@@ -66,6 +66,7 @@ def paired_scorer(
 PAIRED_SCORERS = register_scorers(
     paired_scorer,
     suffix="_paired",
+    corpus=False,  # corpus numbers read unpaired metadata; the paired task reports SMDs
     metrics=[],
     doc="{spec.display_name} before and after the sample's perturbation (robustness task).",
 )

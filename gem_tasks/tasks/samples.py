@@ -91,15 +91,17 @@ def record_to_sample(
     seed: int,
     max_paper_tokens: int,
     negatives: list[dict[str, Any]] | None = None,
+    system_prompt: str = "review/system",
 ) -> Sample:
-    """One sample per paper: the C.3 review prompt as input, the held-out human review as target,
-    and the reference reviews, abstract and ASSW in the metadata for the scorers."""
+    """One sample per paper: a review prompt (``system_prompt``; default the GEM paper's C.3)
+    as input, the held-out human review as target, and the reference reviews, abstract and ASSW
+    in the metadata for the scorers."""
     split = split_reviews(paper, references=references, seed=seed)
     text, facts = paper_input(paper, max_paper_tokens=max_paper_tokens)
     return Sample(
         id=paper.id,
         input=[
-            ChatMessageSystem(content=prompts.render("review/system")),
+            ChatMessageSystem(content=prompts.render(system_prompt)),
             ChatMessageUser(content=prompts.render("review/user", paper=text)),
         ],
         target=split.held_out.text,
@@ -126,6 +128,7 @@ def paper_dataset(
     seed: int,
     max_paper_tokens: int,
     negatives: int = 0,
+    system_prompt: str = "review/system",
 ) -> MemoryDataset:
     """Samples for every paper of ``source`` (a JSONL/parquet path, folder or hub id; the
     bundled demo when None), each with ``negatives`` reviews of other papers. Malformed input,
@@ -139,6 +142,7 @@ def paper_dataset(
             seed=seed,
             max_paper_tokens=max_paper_tokens,
             negatives=negatives_metadata(r, records, k=negatives, seed=seed) if negatives else [],
+            system_prompt=system_prompt,
         )
         for r in records
     ]

@@ -45,17 +45,42 @@ class SentenceTransformerEmbedder:
     def identity(self) -> str:
         return self._identity
 
-    def encode(self, texts: list[str], *, prompt_name: str | None = None) -> np.ndarray:
+    def encode(
+        self, texts: list[str], *, prompt_name: str | None = None, max_tokens: int | None = None
+    ) -> np.ndarray:
+        """One normalised row per text; ``max_tokens`` raises the model's input limit (default
+        its ``max_seq_length``, 256 for all-MiniLM-L6-v2) up to :attr:`max_tokens` for this
+        call, so that longer passages are not cut."""
         if not texts:
             return np.zeros((0, 1), dtype=np.float32)
         kwargs: dict[str, Any] = {}
         if prompt_name and prompt_name in (getattr(self._model, "prompts", None) or {}):
             kwargs["prompt_name"] = prompt_name
         with self._lock:
-            vectors = self._model.encode(
-                texts, normalize_embeddings=True, convert_to_numpy=True, **kwargs
-            )
+            before = self._model.max_seq_length
+            if max_tokens is not None:
+                self._model.max_seq_length = min(max_tokens + 2, self.max_tokens + 2)
+            try:
+                vectors = self._model.encode(
+                    texts, normalize_embeddings=True, convert_to_numpy=True, **kwargs
+                )
+            finally:
+                self._model.max_seq_length = before
         return np.asarray(vectors, dtype=np.float32)
+
+    @property
+    def max_tokens(self) -> int:
+        """Text tokens the model can read at once (its positions less the two special tokens)."""
+        config = getattr(self._model[0].auto_model, "config", None)
+        positions = getattr(config, "max_position_embeddings", None) or 512
+        return int(positions) - 2
+
+    def tokenize(self, text: str) -> list[int]:
+        """Token ids of ``text`` with the model's tokenizer, without special tokens."""
+        return list(self._model.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def detokenize(self, ids: list[int]) -> str:
+        return str(self._model.tokenizer.decode(ids))
 
 
 _loaded: dict[str, Embedder] = {}

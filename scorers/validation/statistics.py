@@ -14,6 +14,8 @@ __all__ = [
     "mean_confidence_interval",
     "mean_difference",
     "paired_t_test",
+    "pearson",
+    "pearson_confidence_interval",
     "smd",
     "smd_confidence_interval",
     "smd_paired_confidence_interval",
@@ -134,6 +136,48 @@ def spearman(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
         return (math.nan, math.nan)
     result = stats.spearmanr(a, b)
     return (float(result.statistic), float(result.pvalue))
+
+
+def pearson(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
+    """Pearson's r and its two-sided p-value (``scipy.stats.pearsonr``, exact under
+    bivariate normality) over the pairs where both values are finite.
+
+    Raises:
+        ValueError: the inputs differ in length, fewer than 3 pairs are finite, or either side
+            is constant over them (r is undefined: never returned as NaN).
+    """
+    a, b = _paired(x, y)
+    if a.size < 3:
+        raise ValueError(f"Pearson's r needs at least 3 pairs with both values, got {a.size}")
+    for side, values in (("x", a), ("y", b)):
+        if np.ptp(values) == 0:
+            raise ValueError(
+                f"Pearson's r is undefined: {side} is constant ({values[0]:g}) over the "
+                f"{a.size} pairs"
+            )
+    result = stats.pearsonr(a, b)
+    return (float(result.statistic), float(result.pvalue))
+
+
+def pearson_confidence_interval(r: float, n: int, level: float = 0.95) -> tuple[float, float]:
+    """Fisher-z confidence interval of a Pearson correlation ``r`` over ``n`` pairs:
+    ``tanh(atanh(r) ± z_{(1+level)/2} / sqrt(n − 3))``. ``|r| = 1`` gives ``(r, r)``.
+
+    Raises:
+        ValueError: ``n < 4`` (the standard error 1/sqrt(n − 3) needs n > 3), ``r`` outside
+            [−1, 1] or not finite, or ``level`` outside (0, 1).
+    """
+    if not 0 < level < 1:
+        raise ValueError(f"level must be between 0 and 1, got {level}")
+    if not (math.isfinite(r) and -1 <= r <= 1):
+        raise ValueError(f"r must be a correlation in [-1, 1], got {r}")
+    if n < 4:
+        raise ValueError(f"the Fisher-z interval needs at least 4 pairs, got {n}")
+    if abs(r) == 1:
+        return (float(r), float(r))
+    half = float(stats.norm.ppf(0.5 + level / 2)) / math.sqrt(n - 3)
+    z = math.atanh(r)
+    return (math.tanh(z - half), math.tanh(z + half))
 
 
 # -- paired model-vs-model comparisons (leaderboard) ---------------------------------------------

@@ -1,6 +1,7 @@
 """The GRE-bench leaderboard from Inspect logs: ``logs`` reads scores, ``compare`` ranks them
 per metric and signature group with intervals and paired tests, ``render`` writes tables and
-files, ``plot`` draws them. Display names and directions come from the metric registry."""
+files, ``plot`` draws them, ``correlate`` correlates every metric with one (e.g. rating MAE)
+across models. Display names and directions come from the metric registry."""
 
 from gem_tasks.analysis.leaderboard.compare import (
     HUMAN_LABEL,
@@ -10,19 +11,31 @@ from gem_tasks.analysis.leaderboard.compare import (
     leaderboard,
     ranking_consistency,
 )
+from gem_tasks.analysis.leaderboard.correlate import (
+    MetricCorrelations,
+    correlate,
+    correlation_markdown,
+    metric_correlations,
+    write_correlations,
+)
 from gem_tasks.analysis.leaderboard.logs import metric_name, read_scores, signature_differences
 from gem_tasks.analysis.leaderboard.render import leaderboard_markdown, write_leaderboard
 
 __all__ = [
     "HUMAN_LABEL",
     "Leaderboard",
+    "MetricCorrelations",
     "add_leaderboard_command",
     "compare_logs",
+    "correlate",
+    "correlation_markdown",
     "leaderboard",
     "leaderboard_markdown",
+    "metric_correlations",
     "metric_name",
     "ranking_consistency",
     "read_scores",
     "signature_differences",
+    "write_correlations",
     "write_leaderboard",
 ]

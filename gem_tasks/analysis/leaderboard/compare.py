@@ -24,9 +24,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from gem_tasks.analysis.leaderboard.correlate import (
+    DEFAULT_CORPUS_KEY,
+    add_correlation_arguments,
+    corpus_values,
+    correlation_markdown,
+    correlations_from_args,
+    write_correlations,
+)
 from gem_tasks.analysis.leaderboard.logs import (
     HUMAN_LABEL,
-    ICLR_TASK,
+    LEADERBOARD_TASKS,
     higher_is_better,
     metric_name,
     metric_order,
@@ -354,12 +362,32 @@ def _setup_notes(scores: pd.DataFrame, notes: list[str]) -> None:
             )
 
 
+def _with_corpus_numbers(
+    table: pd.DataFrame, scores: pd.DataFrame, notes: list[str]
+) -> pd.DataFrame:
+    """The table with ``corpus`` and ``corpus_key``: the run-level number a metric's logs
+    report beside the mean (e.g. Beyond Rating's pooled focus KL, ``corpus_kl``), NaN for
+    metrics without one."""
+    table = table.copy()
+    table["corpus"], table["corpus_key"] = float("nan"), None
+    if table.empty:
+        return table
+    corpus = corpus_values(scores, DEFAULT_CORPUS_KEY, notes)
+    if corpus.empty:
+        return table
+    keys = ["metric", "group", "model"]
+    merged = table[keys].merge(corpus, on=keys, how="left")
+    table["corpus"] = merged["corpus"].astype(float).to_numpy()
+    table["corpus_key"] = merged["key"].to_numpy()
+    return table
+
+
 def compare_logs(
     sources: Sequence[str | Path] | pd.DataFrame,
     *,
     merge: bool = False,
     level: float = 0.90,
-    tasks: Sequence[str] = (ICLR_TASK,),
+    tasks: Sequence[str] = LEADERBOARD_TASKS,
     progress: bool = True,
 ) -> Leaderboard:
     """Build the leaderboard from Inspect logs (files or folders) or from ``read_scores``' frame.
@@ -417,6 +445,7 @@ def compare_logs(
     table = unmerged if not merge else _summaries(papers, scores, level)
     pairs = _pairs(papers, table, level)
     table["better_than"] = _better_than(table, pairs)
+    table = _with_corpus_numbers(table, scores, notes)
     return Leaderboard(
         table=table,
         pairs=pairs,
@@ -456,10 +485,20 @@ def _run(args: argparse.Namespace) -> int:
         raise ValueError("--plot writes PNG files: give an output folder with --out DIR")
     params = read_params(args.params) if args.params else None
     board = compare_logs(args.logs, merge=args.merge, progress=not args.quiet)
+    correlations = correlations_from_args(board, args)
     if args.out:  # files first: the printout may go to a pipe that closes early
         paths = write_leaderboard(board, args.out, params=params, plot=args.plot)
+        for result in correlations:
+            paths.update(
+                {
+                    f"{k}:{result.against}": v
+                    for k, v in write_correlations(result, args.out).items()
+                }
+            )
         print("written: " + ", ".join(str(p) for p in paths.values()), file=sys.stderr)
     print(leaderboard_markdown(board))
+    for result in correlations:
+        print(correlation_markdown(result))
     return 0
 
 
@@ -468,7 +507,8 @@ def add_leaderboard_command(subparsers: Any) -> None:
     returns the exit status."""
     parser = subparsers.add_parser(
         "leaderboard",
-        help="rank models from their gem_tasks/iclr logs (mean, SE, 90%% CI, paired tests)",
+        help="rank models from their gem_tasks/iclr and gem_tasks/review_quality logs (mean, SE, "
+        "90%% CI, paired tests)",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -484,5 +524,6 @@ def add_leaderboard_command(subparsers: Any) -> None:
         "--params", help="YAML or CSV of model -> parameters in billions (for the plot)"
     )
     parser.add_argument("--plot", action="store_true", help="write a PNG per metric (needs --out)")
+    add_correlation_arguments(parser, "--correlate-with", "--against")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(run=_run)

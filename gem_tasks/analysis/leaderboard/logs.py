@@ -27,6 +27,8 @@ from scorers.signature import INFORMATIONAL, comparable
 __all__ = [
     "HUMAN_LABEL",
     "ICLR_TASK",
+    "LEADERBOARD_TASKS",
+    "REVIEW_QUALITY_TASK",
     "higher_is_better",
     "as_float",
     "metric_name",
@@ -40,6 +42,11 @@ HUMAN_LABEL = "human (held-out review)"
 """Row label of the human baseline (``-T candidate=human``: the held-out human review)."""
 
 ICLR_TASK = "gem_tasks/iclr"
+REVIEW_QUALITY_TASK = "gem_tasks/review_quality"
+LEADERBOARD_TASKS = (ICLR_TASK, REVIEW_QUALITY_TASK)
+"""The tasks whose logs the leaderboard ranks by default: GRE-bench's reviews (GEM and the
+baselines) and Beyond Rating's structured reviews. The same metric computed on both tasks'
+reviews lands in separate signature groups (their signatures gain ``task``)."""
 
 _SLIM_SAMPLE = {"events", "messages", "store", "attachments"}
 
@@ -135,6 +142,16 @@ def task_matches(task: str, tasks: Sequence[str]) -> bool:
     return any(task == t or task.split("/")[-1] == t.split("/")[-1] for t in tasks)
 
 
+def _with_task(signature: Any, task: str) -> dict[str, Any] | None:
+    """The signature a row is grouped by: a log of another task than ``gem_tasks/iclr`` adds
+    its task, so that reviews written for different prompts are never ranked together."""
+    if not isinstance(signature, dict):
+        return None
+    if task_matches(task, (ICLR_TASK,)):
+        return signature
+    return {**signature, "task": task.split("/")[-1]}
+
+
 def _read_log(path: str, header: EvalLog, notes: list[str]) -> list[dict[str, Any]]:
     """Score rows of one log (header and sample summaries only; a sample is read in full only
     when its summary dropped an over-long signature)."""
@@ -180,7 +197,7 @@ def _read_log(path: str, header: EvalLog, notes: list[str]) -> list[dict[str, An
                     "scorer": name,
                     "value": value,
                     "status": "scored" if math.isfinite(value) else "unscored",
-                    "sig": signature if isinstance(signature, dict) else None,
+                    "sig": _with_task(signature, header.eval.task),
                 }
             )
     non_numeric = sorted({r["scorer"] for r in rows if r["status"] == "non-numeric"})
@@ -250,7 +267,7 @@ _SCORE_COLUMNS = [
 def read_scores(
     sources: Sequence[str | Path],
     *,
-    tasks: Sequence[str] = (ICLR_TASK,),
+    tasks: Sequence[str] = LEADERBOARD_TASKS,
     progress: bool = True,
 ) -> pd.DataFrame:
     """One row per log, scorer, sample and epoch from the logs under ``sources`` (files or

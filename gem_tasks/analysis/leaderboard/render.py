@@ -129,6 +129,14 @@ def leaderboard_markdown(board: Leaderboard) -> str:
                 f"{r['better_than'] or '—'} |"
             )
         parts.append("\n".join(lines) + "\n")
+        corpus = sub.dropna(subset=["corpus"]) if "corpus" in sub else sub.iloc[0:0]
+        if not corpus.empty:
+            key = corpus["corpus_key"].iloc[0]
+            shown = ", ".join(f"{r['model']} {_fmt(r['corpus'])}" for _, r in corpus.iterrows())
+            parts.append(
+                f"Corpus-level `{key}` (the run's number for this metric; the mean above is "
+                f"its per-paper diagnostic): {shown}\n"
+            )
         pairs = board.pairs[(board.pairs["metric"] == metric) & (board.pairs["group"] == group)]
         if not pairs.empty:
             lines = [

@@ -1,9 +1,11 @@
-"""Real benchmark data: GRE-bench datasets built from OpenReview for any ICLR year, and public
-releases converted into the canonical records (scorers/data/records.py).
+"""Real benchmark data: GRE-bench datasets built from OpenReview for any ICLR (2018-) or NeurIPS
+(2021-) year, and public releases converted into the canonical records (scorers/data/records.py).
 
 - :mod:`.client`: which API serves a venue, guest ``openreview-py`` clients, the small client
   protocol tests fake;
-- :mod:`.forms`: each ICLR year's review form mapped onto the ICLR 2023 four-section layout;
+- :mod:`.forms`: each ICLR and NeurIPS year's review form mapped onto the ICLR 2023
+  four-section layout, and its rating scale onto the ICLR 2024/25 scale;
+- :mod:`.filters`: the Beyond Rating quality filters (confidence, review count, rating variance);
 - :mod:`.pdf`: paper text from PDFs (pypdfium2), optional cut of references/appendices;
 - :mod:`.build`: the resumable builder; :mod:`.enrich`: judgment summaries and ASSW, cached;
 - :mod:`.hub`, :mod:`.convert`: the Hub's ReviewBench and the GEM authors' release.
@@ -21,16 +23,23 @@ from scorers.data.sources.openreview.errors import (
     Unreachable,
     VenueNotFound,
 )
+from scorers.data.sources.openreview.filters import BEYOND_RATING_FILTERS, apply_quality_filters
 from scorers.data.sources.openreview.forms import (
     FORMS_BY_YEAR,
+    NEURIPS_FORMS_BY_YEAR,
+    RatingScale,
+    form_for_venue,
     form_for_year,
     normalise_review,
     parse_score,
 )
 from scorers.data.sources.openreview.pdf import PdfError, pdf_to_text, strip_back_matter
+from scorers.data.sources.openreview.submissions import clean_decision
 
 __all__ = [
+    "BEYOND_RATING_FILTERS",
     "FORMS_BY_YEAR",
+    "NEURIPS_FORMS_BY_YEAR",
     "BuildConfig",
     "BuildResult",
     "ConvertConfig",
@@ -38,12 +47,16 @@ __all__ = [
     "OpenReviewError",
     "PdfError",
     "RateLimited",
+    "RatingScale",
     "Unreachable",
     "VenueNotFound",
+    "apply_quality_filters",
     "build_dataset",
+    "clean_decision",
     "convert_dataset",
     "enrich_records",
     "fit_to_context",
+    "form_for_venue",
     "form_for_year",
     "normalise_review",
     "parse_score",

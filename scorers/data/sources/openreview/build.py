@@ -1,10 +1,14 @@
-"""Build a GRE-bench dataset from OpenReview for any ICLR year.
+"""Build a GRE-bench dataset from OpenReview for any ICLR (2018-) or NeurIPS (2021-) year.
 
 The GEM data setup: every submission with its official reviews is listed; withdrawn and
 desk-rejected papers are skipped (and counted); each review is normalised into the ICLR 2023
 four-section text with the year's form (:mod:`scorers.data.sources.openreview.forms`; a review whose
-fields fit another year's form better is read with that one); papers with at least ``min_reviews``
-non-empty reviews are eligible; ``papers`` of them are sampled with ``seed`` and
+fields fit another year's form better is read with that one), its rating mapped onto the ICLR
+2024/25 scale (raw value, label and scale kept with the review, with the sub-scores and the
+structured fields); the Beyond Rating quality filters run if asked for (minimum confidence, then
+the review count, then the maximum rating variance:
+:mod:`scorers.data.sources.openreview.filters`); papers with at least ``min_reviews``
+surviving reviews are eligible; ``papers`` of them are sampled with ``seed`` and
 ``reviews_per_paper`` reviews of each (:mod:`scorers.data.sources.openreview.sampling`); the paper
 text comes from the PDF (:mod:`scorers.data.sources.openreview.pdf`). The result is canonical
 records as ``records.jsonl`` + ``records.parquet`` and a data card, in one folder
@@ -36,17 +40,21 @@ from scorers.data.sources.openreview.client import (
     make_client,
     note_to_dict,
     submission_invitations,
+    venue_conference,
     venue_label,
     venue_year,
 )
 from scorers.data.sources.openreview.enrich import Enricher, enrich_records
 from scorers.data.sources.openreview.errors import RateLimited, Unreachable, VenueNotFound
+from scorers.data.sources.openreview.filters import BEYOND_RATING_FILTERS, apply_quality_filters
 from scorers.data.sources.openreview.forms import (
+    RATING_SCALES,
     SECTION_HEADERS,
+    TARGET_SCALE,
     NormalisedReview,
     ReviewForm,
     detect_form,
-    form_for_year,
+    form_for_venue,
     normalise_review,
 )
 from scorers.data.sources.openreview.output import atomic_write_json, read_json, write_dataset
@@ -62,7 +70,14 @@ from scorers.data.sources.openreview.submissions import (
     parse_submission,
 )
 
-__all__ = ["LICENCE_NOTES", "BuildConfig", "BuildResult", "build_dataset", "package_version"]
+__all__ = [
+    "BEYOND_RATING_FILTERS",
+    "LICENCE_NOTES",
+    "BuildConfig",
+    "BuildResult",
+    "build_dataset",
+    "package_version",
+]
 
 LISTING_FORMAT = 1
 
@@ -93,6 +108,23 @@ class BuildConfig:
     """Fetch the submission listing again instead of reusing the cached one."""
     retry_failed: bool = False
     """Fetch again the PDFs that failed in an earlier run."""
+    min_confidence: float | None = None
+    """Keep only reviews with at least this confidence (before ``min_reviews``); None: off."""
+    max_rating_variance: float | None = None
+    """Drop papers whose surviving reviews' mapped ratings have a population variance above
+    this (after ``min_reviews``; a paper exactly at it is kept); None: off."""
+    filter_preset: str | None = None
+    """The preset the filter options came from (``beyond-rating``), for the data card only."""
+
+    @classmethod
+    def beyond_rating(cls, venue: str, out: Path, **options: Any) -> BuildConfig:
+        """A config with the Beyond Rating filters (:data:`BEYOND_RATING_FILTERS`); ``options``
+        set the rest and may override them."""
+        return cls(
+            venue=venue,
+            out=out,
+            **{**BEYOND_RATING_FILTERS, "filter_preset": "beyond-rating", **options},
+        )
 
 
 @dataclass
@@ -232,16 +264,21 @@ def _record(
     paper: Submission,
     reviews: list[tuple[str, NormalisedReview]],
     paper_text: str | None,
-    venue: str,
+    venue_id: str,
 ) -> dict[str, Any]:
-    """The canonical record of a paper and its chosen reviews."""
+    """The canonical record of a paper and its chosen reviews (with the optional paper fields
+    decision, decision_raw, conference and year)."""
     return {
         "id": paper.id,
-        "venue": venue,
+        "venue": venue_label(venue_id),
         "title": paper.title,
         "abstract": paper.abstract,
         "paper_text": paper_text,
         "assw": None,
+        "decision": paper.decision,
+        "decision_raw": paper.decision_raw,
+        "conference": venue_conference(venue_id),
+        "year": venue_year(venue_id),
         "reviews": [
             {
                 "id": review_id,
@@ -249,8 +286,7 @@ def _record(
                 "summary": None,
                 "rating": review.rating,
                 "confidence": review.confidence,
-                "rating_label": review.rating_label,
-                "confidence_label": review.confidence_label,
+                **review.extras(),
             }
             for review_id, review in reviews
         ],
@@ -266,6 +302,48 @@ def _form_card(form: ReviewForm) -> dict[str, Any]:
         },
         "rating": list(form.rating) or "(none)",
         "confidence": list(form.confidence) or "(none)",
+        "rating_scale": form.rating_scale.name,
+        "scores": list(form.scores) or "(none)",
+        "fields": {name: source for name, source in form.fields} or "(none)",
+        "needs_split": form.needs_split,
+    }
+
+
+def _rating_card(reviews: list[NormalisedReview]) -> dict[str, Any]:
+    """Which rating scales the reviews were on, how each maps, and what did not map."""
+    used = Counter(r.rating_scale for r in reviews if r.rating_raw is not None)
+    tables = {
+        scale.name: (
+            {f"{raw:g}": mapped for raw, mapped in scale.table.items()}
+            if scale.table is not None
+            else "kept as is"
+        )
+        for scale in RATING_SCALES
+        if scale.name in used
+    }
+    return {
+        "target_scale": list(TARGET_SCALE),
+        "rule": "Beyond Rating D2 (documented choice): each form's rating onto the ICLR 2024/25 "
+        "scale by label; the review keeps rating_raw, rating_label and rating_scale",
+        "reviews_by_scale": dict(used),
+        "tables": tables,
+        "descriptions": {s.name: s.description for s in RATING_SCALES if s.name in used},
+        "reviews_without_rating": sum(1 for r in reviews if r.rating_raw is None),
+        "ratings_outside_scale": sum(
+            1 for r in reviews if r.rating_raw is not None and r.rating is None
+        ),
+    }
+
+
+def _filters_card(config: BuildConfig, report: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "preset": config.filter_preset,
+        "rule": "Beyond Rating D5: empty reviews -> min_confidence (reviews) -> min_reviews "
+        "(papers) -> max_rating_variance (papers), each on the reviews the step before left; "
+        "a step with threshold null is off",
+        "variance": "population variance (ddof=0) of the mapped ratings; a paper exactly at the "
+        "maximum is kept; unrated reviews are left out",
+        **report,
     }
 
 
@@ -289,8 +367,7 @@ def build_dataset(
     """
     if config.min_reviews < 1:
         raise ValueError(f"min_reviews must be at least 1, got {config.min_reviews}")
-    year = venue_year(config.venue)
-    form = form_for_year(year)
+    form = form_for_venue(config.venue)
     api_version = config.api_version or api_version_for(config.venue)
     if api_version not in API_URLS:
         raise ValueError(f"api_version must be 1 or 2, got {api_version}")
@@ -311,7 +388,7 @@ def build_dataset(
     statuses = Counter(s.status for s in submissions)
     active = [s for s in submissions if s.status == ACTIVE]
 
-    normalised = {}
+    normalised: dict[str, list[tuple[str, NormalisedReview]]] = {}
     empty_reviews = 0
     forms_used: Counter[str] = Counter()
     for paper in active:
@@ -322,12 +399,23 @@ def build_dataset(
         kept = [(rid, review) for rid, review in reviews if not review.empty]
         empty_reviews += len(reviews) - len(kept)
         normalised[paper.id] = kept
-    eligible = [p.id for p in active if len(normalised[p.id]) >= config.min_reviews]
+    all_reviews = [review for reviews in normalised.values() for _, review in reviews]
+    normalised, filter_report = apply_quality_filters(
+        normalised,
+        confidence=lambda item: item[1].confidence,
+        rating=lambda item: item[1].rating,
+        min_confidence=config.min_confidence,
+        min_reviews=config.min_reviews,
+        max_rating_variance=config.max_rating_variance,
+    )
+    eligible = [p.id for p in active if p.id in normalised]
     if not eligible:
         raise ValueError(
-            f"no paper of {config.venue} has at least {config.min_reviews} non-empty official "
-            f"reviews ({len(submissions)} submissions listed, {len(active)} neither withdrawn "
-            "nor desk-rejected); lower --min-reviews or check the venue id"
+            f"no paper of {config.venue} passes the filters (at least {config.min_reviews} "
+            f"non-empty official reviews, min_confidence={config.min_confidence}, "
+            f"max_rating_variance={config.max_rating_variance}; {len(submissions)} submissions "
+            f"listed, {len(active)} neither withdrawn nor desk-rejected); lower --min-reviews, "
+            "relax the filters or check the venue id"
         )
     selected = select_papers(eligible, config.papers, seed=config.seed)
     by_id = {p.id: p for p in active}
@@ -361,7 +449,7 @@ def build_dataset(
         if text and config.strip_references:
             text, heading = strip_back_matter(text)
             stripped += heading is not None
-        records.append(_record(paper, [reviews[i] for i in chosen], text, label))
+        records.append(_record(paper, [reviews[i] for i in chosen], text, config.venue))
 
     pdf_counts = Counter(texts.get(pid, {"status": "disabled"})["status"] for pid in selected)
     card: dict[str, Any] = {
@@ -379,7 +467,8 @@ def build_dataset(
         "filters": {
             **{k: v for k, v in asdict(config).items() if k not in ("out", "venue")},
             "skipped": "withdrawn and desk-rejected submissions; reviews whose every section is "
-            "empty; papers with fewer than min_reviews non-empty official reviews",
+            "empty; reviews below min_confidence (if set); papers with fewer than min_reviews "
+            "surviving official reviews; papers above max_rating_variance (if set)",
         },
         "counts": {
             "submissions_listed": len(submissions),
@@ -388,12 +477,23 @@ def build_dataset(
             "active": len(active),
             "official_reviews_of_active_papers": sum(len(p.reviews) for p in active),
             "empty_reviews_skipped": empty_reviews,
-            "papers_below_min_reviews": len(active) - len(eligible),
+            "papers_below_min_reviews": filter_report["min_reviews"]["papers_removed"],
             "eligible_papers": len(eligible),
             "papers": len(records),
             "reviews": sum(len(r["reviews"]) for r in records),
         },
         "review_form": {**_form_card(form), "forms_used": dict(forms_used)},
+        "quality_filters": _filters_card(config, filter_report),
+        "rating_scale": _rating_card(all_reviews),
+        "decisions": {
+            "of_selected_papers": dict(
+                Counter(by_id[pid].decision or "(unknown)" for pid in selected)
+            ),
+            "cleaning": "Beyond Rating D4: decision note (else venue string) with HTML, case "
+            "and junk normalised; the raw text is kept per paper as decision_raw",
+            "note": "public OpenReview data over-represents accepted papers where rejected "
+            "ones are public only by opt-in (NeurIPS: about 95% of public papers accepted)",
+        },
         "pdf_extraction": {
             "library": _pdf_library(),
             "enabled": config.pdf,

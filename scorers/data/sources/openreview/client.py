@@ -1,10 +1,11 @@
 """Access to the OpenReview API through ``openreview-py``: which API serves a venue, which
 invitation ids list its submissions, and a guest client.
 
-ICLR 2018-2023 live on API v1 (``https://api.openreview.net``: submissions under
-``<venue>/-/Blind_Submission``, reviews in ``note.details["directReplies"]``); ICLR 2024 onwards
-on API v2 (``https://api2.openreview.net``: submissions under ``<venue>/-/Submission``, content
-values wrapped as ``{"value": ...}``, reviews in ``note.details["replies"]``).
+ICLR 2018-2023 and NeurIPS 2021-2022 live on API v1 (``https://api.openreview.net``: submissions
+under ``<venue>/-/Blind_Submission``, reviews in ``note.details["directReplies"]``); ICLR 2024
+and NeurIPS 2023 onwards on API v2 (``https://api2.openreview.net``: submissions under
+``<venue>/-/Submission``, content values wrapped as ``{"value": ...}``, reviews in
+``note.details["replies"]``).
 
 The builder needs only two methods of a client, :class:`NotesClient`; tests pass any object
 that has them, serving recorded responses.
@@ -26,12 +27,15 @@ __all__ = [
     "make_client",
     "note_to_dict",
     "submission_invitations",
+    "venue_conference",
     "venue_label",
     "venue_year",
 ]
 
 API_URLS = {1: "https://api.openreview.net", 2: "https://api2.openreview.net"}
 LAST_V1_YEAR = 2023
+LAST_V1_YEAR_BY_CONFERENCE = {"iclr": 2023, "neurips": 2022}
+"""The last year each conference's reviews are served by API v1 (others: :data:`LAST_V1_YEAR`)."""
 
 _NOTE_FIELDS = (
     "id",
@@ -72,9 +76,14 @@ def venue_year(venue: str) -> int:
     return int(match.group(1))
 
 
+def venue_conference(venue: str) -> str:
+    """The conference of a venue id: ``NeurIPS.cc/2023/Conference`` -> ``NeurIPS``."""
+    return venue.strip("/").split("/")[0].removesuffix(".cc")
+
+
 def venue_label(venue: str) -> str:
     """A readable venue name: ``ICLR.cc/2025/Conference`` -> ``ICLR 2025``."""
-    name = venue.split("/")[0].removesuffix(".cc")
+    name = venue_conference(venue)
     try:
         return f"{name} {venue_year(venue)}"
     except ValueError:
@@ -82,8 +91,9 @@ def venue_label(venue: str) -> str:
 
 
 def api_version_for(venue: str) -> int:
-    """1 for ICLR 2018-2023 (API v1), 2 from 2024 on (API v2)."""
-    return 1 if venue_year(venue) <= LAST_V1_YEAR else 2
+    """1 for ICLR 2018-2023 and NeurIPS 2021-2022 (API v1), 2 after (API v2)."""
+    last_v1 = LAST_V1_YEAR_BY_CONFERENCE.get(venue_conference(venue).lower(), LAST_V1_YEAR)
+    return 1 if venue_year(venue) <= last_v1 else 2
 
 
 def submission_invitations(venue: str, api_version: int) -> list[str]:

@@ -29,23 +29,61 @@ for a free-text ``experience_assessment`` instead).
 
 Years after the last listed one use the latest form; a review whose fields match another form
 better (e.g. a union of forms from a Hub dataset) is read with that one (:func:`detect_form`).
+
+**NeurIPS 2021-2025** (:data:`NEURIPS_FORMS_BY_YEAR`, :func:`form_for_venue`) are mapped onto the
+same four sections; the limitations field is written as a labelled part of S2:
+
+| years | S1 | S2 | scores |
+| --- | --- | --- | --- |
+| 2021 | summary | main_review, limitations_and_societal_impact | - |
+| 2022 | summary | strengths_and_weaknesses, questions, limitations | SPC |
+| 2023-2024 | summary | strengths, weaknesses, questions, limitations | SPC |
+| 2025 | summary | strengths_and_weaknesses, questions, limitations | QCSO |
+
+(SPC: soundness, presentation, contribution; QCSO: quality, clarity, significance, originality;
+all 1-4. S3 and S4 stay empty; rating ``rating``, confidence ``confidence`` every year.)
+
+Field names were checked against public dumps of real OpenReview reviews for 2022, 2023, 2024 and
+2025 (2025: ``rating`` and ``confidence`` are plain integers, and the post-discussion
+``final_justification`` is left out of the text). The 2021 names come from third-party code
+that reads 2021 dumps, not from a dump itself (see ``_NEURIPS2021``).
+
+**Rating scales** (:class:`RatingScale`). The canonical rating is on the ICLR 2024/25 scale
+{1,3,5,6,8,10} (Beyond Rating D2, documented choice): NeurIPS' 10-point scale (2022-2024) maps
+1,2->1; 3->3; 4->5; 5,6->6; 7,8->8; 9,10->10; NeurIPS 2025's 6-point scale 1->1, 2->3, 3->5, 4->6,
+5->8, 6->10; ICLR 2026's {0,2,4,6,8,10} 0->1, 2->3, 4->5, 6->6, 8->8, 10->10. ICLR 2018-2025
+ratings are kept as they are. The raw number, its label and the scale's name stay with the
+review (:meth:`NormalisedReview.extras`), together with the sub-scores and the structured text
+fields.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from typing import Any
 
 __all__ = [
+    "FIELD_NAMES",
     "FORMS",
     "FORMS_BY_YEAR",
+    "ICLR2026_SCALE",
+    "NEURIPS2025_SCALE",
+    "NEURIPS_10_SCALE",
+    "NEURIPS_FORMS",
+    "NEURIPS_FORMS_BY_YEAR",
+    "RATING_SCALES",
+    "SCORE_NAMES",
     "SECTION_HEADERS",
+    "TARGET_SCALE",
     "NormalisedReview",
     "Part",
+    "RatingScale",
     "ReviewForm",
     "detect_form",
+    "form_for_venue",
     "form_for_year",
     "format_sections",
     "normalise_review",
@@ -71,18 +109,153 @@ class Part:
     label: str | None = None
 
 
+TARGET_SCALE = (1.0, 3.0, 5.0, 6.0, 8.0, 10.0)
+"""The ICLR 2024/25 rating values every mapped rating takes (Beyond Rating Table 2)."""
+
+FIELD_NAMES = ("summary", "strengths", "weaknesses", "questions", "strengths_and_weaknesses")
+"""Keys of a review's structured ``fields`` extra; ``strengths_and_weaknesses`` only for a form
+with one combined field (then ``needs_split`` is true and ``strengths``/``weaknesses`` are
+absent)."""
+
+SCORE_NAMES = (
+    "soundness",
+    "presentation",
+    "contribution",
+    "quality",
+    "clarity",
+    "significance",
+    "originality",
+)
+"""Keys of a review's ``scores`` extra (1-4 sub-scores; each form has a subset)."""
+
+
+@dataclass(frozen=True)
+class RatingScale:
+    """A form's rating scale and its map onto :data:`TARGET_SCALE`.
+
+    ``table`` None keeps the number as it is (ICLR 2018-2025). A scale with ``by_label`` picks
+    the first sub-scale whose pattern matches the review's rating label (case-insensitive), else
+    uses its own table. A number outside the table maps to None (the review then has no
+    canonical rating; its raw value is kept).
+    """
+
+    name: str
+    description: str
+    table: Mapping[float, float] | None = field(default=None, compare=False)
+    by_label: tuple[tuple[str, RatingScale], ...] = field(default=(), compare=False)
+
+    def resolve(self, label: str | None) -> RatingScale:
+        """The scale that applies to a rating with this label."""
+        for pattern, scale in self.by_label:
+            if label and re.search(pattern, label, flags=re.IGNORECASE):
+                return scale
+        return self
+
+    def map(self, raw: float | None) -> float | None:
+        """``raw`` on :data:`TARGET_SCALE` (None if it is None or outside the table)."""
+        if raw is None or self.table is None:
+            return raw
+        return self.table.get(float(raw))
+
+
+def _table(pairs: Mapping[int, int]) -> Mapping[float, float]:
+    return MappingProxyType({float(k): float(v) for k, v in pairs.items()})
+
+
+ICLR_STANDARD_SCALE = RatingScale(
+    "iclr-1-3-5-6-8-10",
+    "ICLR 2022-2025 recommendation/rating {1,3,5,6,8,10}: already the target scale, kept as is",
+)
+ICLR2020_SCALE = RatingScale(
+    "iclr2020-1-3-6-8", "ICLR 2020 rating {1,3,6,8}: values of the target scale, kept as is"
+)
+ICLR_LEGACY_SCALE = RatingScale(
+    "iclr2018-2021-1-10",
+    "ICLR 2018, 2019, 2021 rating 1-10: kept as is (Beyond Rating maps only NeurIPS 2022-2025 and "
+    "ICLR 2024-2026)",
+)
+ICLR2026_SCALE = RatingScale(
+    "iclr2026-0-2-4-6-8-10",
+    "ICLR 2026 rating {0,2,4,6,8,10} onto the nearest ICLR 2024 label (0 strong reject -> 1, "
+    "2 reject -> 3, 4 marginally below -> 5, 6 marginally above -> 6, 8 accept -> 8, "
+    "10 strong accept -> 10). The value set is confirmed by counts over all 2026 reviews; "
+    "the 2026 labels are not verified",
+    _table({0: 1, 2: 3, 4: 5, 6: 6, 8: 8, 10: 10}),
+)
+NEURIPS_10_SCALE = RatingScale(
+    "neurips-1-10",
+    "NeurIPS 2022-2024 overall score 1-10 by label (1 very strong reject, 2 strong reject -> 1; "
+    "3 reject -> 3; 4 borderline reject -> 5; 5 borderline accept, 6 weak accept -> 6; 7 accept, "
+    "8 strong accept -> 8; 9 very strong accept, 10 award quality -> 10)",
+    _table({1: 1, 2: 1, 3: 3, 4: 5, 5: 6, 6: 6, 7: 8, 8: 8, 9: 10, 10: 10}),
+)
+NEURIPS_OLD_10_SCALE = RatingScale(
+    "neurips-old-1-10",
+    "NeurIPS 10-point score with the older ICLR-2018-style labels (1 trivial or wrong, 2 strong "
+    "rejection -> 1; 3 clear rejection, 4 ok but not good enough -> 3; 5 marginally below -> 5; "
+    "6 marginally above -> 6; 7 good paper, 8 top 50% -> 8; 9 top 15%, 10 top 5% -> 10)",
+    _table({1: 1, 2: 1, 3: 3, 4: 3, 5: 5, 6: 6, 7: 8, 8: 8, 9: 10, 10: 10}),
+)
+NEURIPS2021_SCALE = RatingScale(
+    "neurips2021-1-10",
+    "NeurIPS 2021 overall score 1-10. Its labels are not verified: a rating whose label uses the "
+    "older wording (marginally above/below, okay/ok but not good enough, good paper or "
+    "submission, top N%, clear accept/reject, trivial) is mapped with neurips-old-1-10, any "
+    "other with neurips-1-10",
+    NEURIPS_10_SCALE.table,
+    by_label=(
+        (
+            r"marginally|ok(ay)?\b.*not good enough|good (paper|submission)|top \d+ ?%|"
+            r"clear (accept|reject)|trivial",
+            NEURIPS_OLD_10_SCALE,
+        ),
+    ),
+)
+NEURIPS2025_SCALE = RatingScale(
+    "neurips2025-1-6",
+    "NeurIPS 2025 overall score 1-6 (1 strong reject -> 1, 2 reject -> 3, 3 borderline reject "
+    "-> 5, 4 borderline accept -> 6, 5 accept -> 8, 6 strong accept -> 10)",
+    _table({1: 1, 2: 3, 3: 5, 4: 6, 5: 8, 6: 10}),
+)
+RATING_SCALES = (
+    ICLR_LEGACY_SCALE,
+    ICLR2020_SCALE,
+    ICLR_STANDARD_SCALE,
+    ICLR2026_SCALE,
+    NEURIPS2021_SCALE,
+    NEURIPS_OLD_10_SCALE,
+    NEURIPS_10_SCALE,
+    NEURIPS2025_SCALE,
+)
+
+
 @dataclass(frozen=True)
 class ReviewForm:
-    """Which fields of one year's review form fill the four sections, rating and confidence."""
+    """Which fields of one year's review form fill the four sections, rating and confidence.
+
+    ``fields`` names the form field behind each structured field (:data:`FIELD_NAMES`),
+    ``scores`` the 1-4 sub-score fields kept (:data:`SCORE_NAMES`), ``rating_scale`` how the
+    rating maps onto :data:`TARGET_SCALE`, ``conference`` the forms :func:`detect_form` may
+    switch between.
+    """
 
     name: str
     sections: tuple[tuple[Part, ...], tuple[Part, ...], tuple[Part, ...], tuple[Part, ...]]
     rating: tuple[str, ...]
     confidence: tuple[str, ...]
+    fields: tuple[tuple[str, str], ...] = ()
+    scores: tuple[str, ...] = ()
+    rating_scale: RatingScale = ICLR_STANDARD_SCALE
+    conference: str = "ICLR"
 
     @property
     def text_fields(self) -> tuple[str, ...]:
         return tuple(part.field for section in self.sections for part in section)
+
+    @property
+    def needs_split(self) -> bool:
+        """True when strengths and weaknesses share one field (Beyond Rating D3 splits it)."""
+        return any(name == "strengths_and_weaknesses" for name, _ in self.fields)
 
 
 _FREE_TEXT = ReviewForm(
@@ -90,12 +263,14 @@ _FREE_TEXT = ReviewForm(
     sections=((), (Part("review"),), (), (Part("title"),)),
     rating=("rating",),
     confidence=("confidence",),
+    rating_scale=ICLR_LEGACY_SCALE,
 )
 _ICLR2020 = ReviewForm(
     name="iclr2020",
     sections=_FREE_TEXT.sections,
     rating=("rating",),
     confidence=(),  # 2020 asked for "experience_assessment" (free text), not a confidence
+    rating_scale=ICLR2020_SCALE,
 )
 _ICLR2022 = ReviewForm(
     name="iclr2022",
@@ -107,6 +282,7 @@ _ICLR2022 = ReviewForm(
     ),
     rating=("recommendation",),
     confidence=("confidence",),
+    fields=(("summary", "summary_of_the_paper"),),
 )
 _ICLR2023 = ReviewForm(
     name="iclr2023",
@@ -118,6 +294,10 @@ _ICLR2023 = ReviewForm(
     ),
     rating=("recommendation",),
     confidence=("confidence",),
+    fields=(
+        ("summary", "summary_of_the_paper"),
+        ("strengths_and_weaknesses", "strength_and_weaknesses"),
+    ),
 )
 _ICLR2024 = ReviewForm(
     name="iclr2024+",
@@ -133,7 +313,17 @@ _ICLR2024 = ReviewForm(
     ),
     rating=("rating",),
     confidence=("confidence",),
+    fields=(
+        ("summary", "summary"),
+        ("strengths", "strengths"),
+        ("weaknesses", "weaknesses"),
+        ("questions", "questions"),
+    ),
+    scores=("soundness", "presentation", "contribution"),
 )
+# Same fields as 2024/25 (the layout keeps the "iclr2024+" name); the rating moved to
+# {0,2,4,6,8,10}.
+_ICLR2026 = replace(_ICLR2024, rating_scale=ICLR2026_SCALE)
 
 FORMS_BY_YEAR: dict[int, ReviewForm] = {
     2018: _FREE_TEXT,
@@ -144,9 +334,96 @@ FORMS_BY_YEAR: dict[int, ReviewForm] = {
     2023: _ICLR2023,
     2024: _ICLR2024,
     2025: _ICLR2024,
-    2026: _ICLR2024,
+    2026: _ICLR2026,
 }
 FORMS = (_FREE_TEXT, _ICLR2020, _ICLR2022, _ICLR2023, _ICLR2024)
+
+_LIMITATIONS = Part("limitations", "Limitations")
+# 2021: names from third-party code reading NeurIPS 2021 dumps (summary, main_review,
+# limitations_and_societal_impact, rating, confidence); not checked against a dump itself.
+_NEURIPS2021 = ReviewForm(
+    name="neurips2021",
+    sections=(
+        (Part("summary"),),
+        (
+            Part("main_review"),
+            Part("limitations_and_societal_impact", "Limitations And Societal Impact"),
+        ),
+        (),
+        (),
+    ),
+    rating=("rating",),
+    confidence=("confidence",),
+    fields=(("summary", "summary"),),
+    rating_scale=NEURIPS2021_SCALE,
+    conference="NeurIPS",
+)
+# 2022: checked against real review dumps (combined strengths_and_weaknesses field).
+_NEURIPS2022 = ReviewForm(
+    name="neurips2022",
+    sections=(
+        (Part("summary"),),
+        (
+            Part("strengths_and_weaknesses"),  # the section's own header names it
+            Part("questions", "Questions"),
+            _LIMITATIONS,
+        ),
+        (),
+        (),
+    ),
+    rating=("rating",),
+    confidence=("confidence",),
+    fields=(
+        ("summary", "summary"),
+        ("strengths_and_weaknesses", "strengths_and_weaknesses"),
+        ("questions", "questions"),
+    ),
+    scores=("soundness", "presentation", "contribution"),
+    rating_scale=NEURIPS_10_SCALE,
+    conference="NeurIPS",
+)
+# 2023 and 2024: checked against real review dumps (2024 gives the scores as plain integers).
+_NEURIPS2023 = ReviewForm(
+    name="neurips2023-2024",
+    sections=(
+        (Part("summary"),),
+        (
+            Part("strengths", "Strengths"),
+            Part("weaknesses", "Weaknesses"),
+            Part("questions", "Questions"),
+            _LIMITATIONS,
+        ),
+        (),
+        (),
+    ),
+    rating=("rating",),
+    confidence=("confidence",),
+    fields=_ICLR2024.fields,
+    scores=("soundness", "presentation", "contribution"),
+    rating_scale=NEURIPS_10_SCALE,
+    conference="NeurIPS",
+)
+# 2025: checked against real review dumps. Also on the form, left out of the text: ethical
+# concerns, paper formatting concerns, acknowledgements, and final_justification (written after
+# the discussion with the authors).
+_NEURIPS2025 = ReviewForm(
+    name="neurips2025",
+    sections=_NEURIPS2022.sections,
+    rating=("rating",),
+    confidence=("confidence",),
+    fields=_NEURIPS2022.fields,
+    scores=("quality", "clarity", "significance", "originality"),
+    rating_scale=NEURIPS2025_SCALE,
+    conference="NeurIPS",
+)
+NEURIPS_FORMS_BY_YEAR: dict[int, ReviewForm] = {
+    2021: _NEURIPS2021,
+    2022: _NEURIPS2022,
+    2023: _NEURIPS2023,
+    2024: _NEURIPS2023,
+    2025: _NEURIPS2025,
+}
+NEURIPS_FORMS = (_NEURIPS2021, _NEURIPS2022, _NEURIPS2023, _NEURIPS2025)
 
 
 @dataclass(frozen=True)
@@ -160,11 +437,30 @@ class NormalisedReview:
     rating_label: str | None
     confidence_label: str | None
     form: str
+    rating_raw: float | None = None
+    """The number the reviewer gave, on the form's own scale (``rating`` is mapped)."""
+    rating_scale: str | None = None
+    """The name of the :class:`RatingScale` that mapped it."""
+    scores: dict[str, float | None] = field(default_factory=dict)
+    fields: dict[str, str] = field(default_factory=dict)
+    needs_split: bool = False
 
     @property
     def empty(self) -> bool:
         """True when every section is empty (nothing to score)."""
         return not any(self.sections)
+
+    def extras(self) -> dict[str, Any]:
+        """What a canonical review record keeps beside text, rating and confidence."""
+        return {
+            "rating_label": self.rating_label,
+            "confidence_label": self.confidence_label,
+            "rating_raw": self.rating_raw,
+            "rating_scale": self.rating_scale,
+            "scores": dict(self.scores),
+            "fields": dict(self.fields),
+            "needs_split": self.needs_split,
+        }
 
 
 def form_for_year(year: int) -> ReviewForm:
@@ -172,6 +468,21 @@ def form_for_year(year: int) -> ReviewForm:
     if year < FIRST_YEAR:
         raise ValueError(f"ICLR {year}: review forms are mapped from {FIRST_YEAR} on")
     return FORMS_BY_YEAR.get(year, FORMS_BY_YEAR[max(FORMS_BY_YEAR)])
+
+
+def form_for_venue(venue: str) -> ReviewForm:
+    """The review form of an OpenReview venue id: NeurIPS (``NeurIPS.cc/2023/Conference``)
+    from 2021, ICLR (and any other conference, read with the ICLR forms) from 2018; the latest
+    form for later years."""
+    from scorers.data.sources.openreview.client import venue_conference, venue_year
+
+    year = venue_year(venue)
+    if venue_conference(venue).lower() == "neurips":
+        first = min(NEURIPS_FORMS_BY_YEAR)
+        if year < first:
+            raise ValueError(f"NeurIPS {year}: review forms are mapped from {first} on")
+        return NEURIPS_FORMS_BY_YEAR.get(year, NEURIPS_FORMS_BY_YEAR[max(NEURIPS_FORMS_BY_YEAR)])
+    return form_for_year(year)
 
 
 def unwrap_content(content: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -240,30 +551,39 @@ def _first_score(content: Mapping[str, Any], fields: tuple[str, ...]) -> tuple[A
 
 
 def detect_form(content: Mapping[str, Any], default: ReviewForm) -> ReviewForm:
-    """``default`` unless another form's text fields are better filled in ``content``."""
+    """``default`` unless another form of the same conference has its text fields better
+    filled in ``content``."""
     content = unwrap_content(content)
 
     def filled(form: ReviewForm) -> int:
         return sum(1 for name in form.text_fields if _text(content.get(name)))
 
-    best = max(FORMS, key=filled)
+    candidates = NEURIPS_FORMS if default.conference == "NeurIPS" else FORMS
+    best = max(candidates, key=filled)
     return default if filled(default) >= filled(best) else best
 
 
 def normalise_review(content: Mapping[str, Any], form: ReviewForm) -> NormalisedReview:
     """The review ``content`` (v1 plain or v2 wrapped) in the four-section layout of the authors'
-    ICLR 2023 data, with rating and confidence parsed by ``form``."""
+    ICLR 2023 data, with rating and confidence parsed by ``form`` and the rating mapped by its
+    scale onto :data:`TARGET_SCALE` (raw number, label and scale name kept)."""
     content = unwrap_content(content)
     sections = tuple(_section(content, parts) for parts in form.sections)
     assert len(sections) == 4
-    rating, rating_label = _first_score(content, form.rating)
+    rating_raw, rating_label = _first_score(content, form.rating)
     confidence, confidence_label = _first_score(content, form.confidence)
+    scale = form.rating_scale.resolve(rating_label)
     return NormalisedReview(
         text=format_sections(sections),  # type: ignore[arg-type]
         sections=sections,  # type: ignore[arg-type]
-        rating=rating,
+        rating=scale.map(rating_raw),
         confidence=confidence,
         rating_label=rating_label,
         confidence_label=confidence_label,
         form=form.name,
+        rating_raw=rating_raw,
+        rating_scale=scale.name,
+        scores={name: parse_score(content.get(name))[0] for name in form.scores},
+        fields={name: _text(content.get(source)) for name, source in form.fields},
+        needs_split=form.needs_split,
     )

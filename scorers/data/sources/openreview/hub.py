@@ -25,11 +25,13 @@ Field mapping (:func:`reviewbench_record`):
 | reviews[].id       | review_id (else "<forum_id>-r<k>")                                  |
 | reviews[].text     | the review dict read with its year's form (:mod:`.forms`, falling   |
 |                    | back to the best-matching form): the ICLR 2023 four-section text    |
-| reviews[].rating   | rating parsed ("6: marginally above ..." -> 6), label kept          |
+| reviews[].rating   | rating parsed ("6: marginally above ..." -> 6) and mapped onto the  |
+|                    | ICLR 2024/25 scale (ICLR 2026's {0,...,10}); raw value, label kept  |
 | reviews[].confidence | confidence parsed the same way                                    |
 
 Papers whose decision or venue says withdrawn or desk-rejected are skipped and counted, and so
-are reviews whose every section is empty.
+are reviews whose every section is empty. The decision is kept cleaned (``decision``) and raw
+(``decision_raw``), with ``conference`` and ``year``.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from scorers.data.sources.openreview.forms import (
     form_for_year,
     normalise_review,
 )
+from scorers.data.sources.openreview.submissions import clean_decision
 
 __all__ = ["HUB_DATASETS", "REVIEWBENCH", "HubDataset", "hub_dataset", "hub_records", "read_rows"]
 
@@ -114,8 +117,7 @@ def reviewbench_record(row: Mapping[str, Any], counts: Counter[str]) -> dict[str
                 "summary": None,
                 "rating": normalised.rating,
                 "confidence": normalised.confidence,
-                "rating_label": normalised.rating_label,
-                "confidence_label": normalised.confidence_label,
+                **normalised.extras(),
             }
         )
     conference = str(row.get("conference") or "").strip()
@@ -127,6 +129,10 @@ def reviewbench_record(row: Mapping[str, Any], counts: Counter[str]) -> dict[str
         "abstract": str(row.get("abstract") or ""),
         "paper_text": markdown if isinstance(markdown, str) and markdown.strip() else None,
         "assw": None,
+        "decision": clean_decision(row.get("decision")),
+        "decision_raw": str(row.get("decision") or "").strip() or None,
+        "conference": conference or None,
+        "year": year if row.get("year") is not None else None,
         "reviews": reviews,
     }
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from scorers.data.records import PaperRecord, parse_record
+from scorers.data.sources.openreview.forms import FIELD_NAMES, SCORE_NAMES
 
 __all__ = [
     "atomic_write_bytes",
@@ -29,6 +30,16 @@ __all__ = [
 
 RECORDS_NAME = "records"
 REVIEW_EXTRAS = ("rating_label", "confidence_label")
+"""String extras every written review carries (None where absent)."""
+PAPER_EXTRAS = {
+    "decision": "string",
+    "decision_raw": "string",
+    "conference": "string",
+    "year": "int",
+}
+"""Optional paper fields written beside the canonical ones (None where absent). The loader
+(:func:`scorers.data.records.load_records`) does not read them into ``PaperRecord``; they are
+in records.jsonl / records.parquet for analyses (decision counts, per-venue splits)."""
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -64,9 +75,16 @@ def read_json(path: Path) -> Any | None:
         return None
 
 
-def record_row(record: PaperRecord) -> dict[str, Any]:
+def record_row(record: PaperRecord, paper_extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The canonical row of a record, every key present (None where absent), so JSONL and
-    parquet rows have one shape."""
+    parquet rows have one shape; ``paper_extra`` gives the :data:`PAPER_EXTRAS` values.
+
+    Review extras written: ``rating_label``, ``confidence_label``, ``rating_raw`` (the rating
+    on the form's own scale), ``rating_scale``, ``scores`` (the form's 1-4 sub-scores),
+    ``fields`` (the structured text fields the form has, "" when left empty; a key the form
+    lacks is absent in JSONL and null in parquet) and ``needs_split``.
+    """
+    extra = paper_extra or {}
     return {
         "id": record.id,
         "venue": record.venue,
@@ -74,6 +92,10 @@ def record_row(record: PaperRecord) -> dict[str, Any]:
         "abstract": record.abstract,
         "paper_text": record.paper_text,
         "assw": record.assw,
+        **{
+            key: _optional_int(extra.get(key)) if kind == "int" else _optional_str(extra.get(key))
+            for key, kind in PAPER_EXTRAS.items()
+        },
         "reviews": [
             {
                 "id": review.id,
@@ -82,6 +104,11 @@ def record_row(record: PaperRecord) -> dict[str, Any]:
                 "rating": review.rating,
                 "confidence": review.confidence,
                 **{key: _optional_str(review.extra.get(key)) for key in REVIEW_EXTRAS},
+                "rating_raw": _optional_float(review.extra.get("rating_raw")),
+                "rating_scale": _optional_str(review.extra.get("rating_scale")),
+                "scores": _known(review.extra.get("scores"), SCORE_NAMES, _optional_float),
+                "fields": _known(review.extra.get("fields"), FIELD_NAMES, _optional_str),
+                "needs_split": _optional_bool(review.extra.get("needs_split")),
             }
             for review in record.reviews
         ],
@@ -90,6 +117,35 @@ def record_row(record: PaperRecord) -> dict[str, Any]:
 
 def _optional_str(value: Any) -> str | None:
     return None if value is None else str(value)
+
+
+def _optional_float(value: Any) -> float | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _optional_int(value: Any) -> int | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _optional_bool(value: Any) -> bool | None:
+    return None if value is None else bool(value)
+
+
+def _known(value: Any, names: Sequence[str], convert: Any) -> dict[str, Any] | None:
+    """The entries of a mapping whose keys are in ``names``, converted (None if no mapping)."""
+    if not isinstance(value, Mapping):
+        return None
+    return {key: convert(value[key]) for key in names if key in value}
 
 
 def _parquet_bytes(rows: Sequence[Mapping[str, Any]]) -> bytes:
@@ -104,8 +160,14 @@ def _parquet_bytes(rows: Sequence[Mapping[str, Any]]) -> bytes:
             ("rating", pa.float64()),
             ("confidence", pa.float64()),
             *[(key, pa.string()) for key in REVIEW_EXTRAS],
+            ("rating_raw", pa.float64()),
+            ("rating_scale", pa.string()),
+            ("scores", pa.struct([(name, pa.float64()) for name in SCORE_NAMES])),
+            ("fields", pa.struct([(name, pa.string()) for name in FIELD_NAMES])),
+            ("needs_split", pa.bool_()),
         ]
     )
+    kinds = {"string": pa.string(), "int": pa.int64()}
     schema = pa.schema(
         [
             ("id", pa.string()),
@@ -114,6 +176,7 @@ def _parquet_bytes(rows: Sequence[Mapping[str, Any]]) -> bytes:
             ("abstract", pa.string()),
             ("paper_text", pa.string()),
             ("assw", pa.string()),
+            *[(key, kinds[kind]) for key, kind in PAPER_EXTRAS.items()],
             ("reviews", pa.list_(review)),
         ]
     )
@@ -134,7 +197,7 @@ def write_dataset(
     if not records:
         raise ValueError(f"no paper passed the filters: nothing written to {out}")
     parsed = [parse_record(dict(r), where=f"built record #{i}") for i, r in enumerate(records)]
-    rows = [record_row(r) for r in parsed]
+    rows = [record_row(p, raw) for p, raw in zip(parsed, records)]
     out.mkdir(parents=True, exist_ok=True)
     paths = {
         "jsonl": out / f"{RECORDS_NAME}.jsonl",

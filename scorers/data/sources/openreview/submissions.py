@@ -1,7 +1,10 @@
-"""Submission notes (API v1 or v2, as dicts) read into papers with their official reviews."""
+"""Submission notes (API v1 or v2, as dicts) read into papers with their official reviews and
+decision."""
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -14,6 +17,7 @@ __all__ = [
     "WITHDRAWN",
     "ReviewNote",
     "Submission",
+    "clean_decision",
     "compact_note",
     "parse_submission",
 ]
@@ -43,6 +47,14 @@ class Submission:
     status: str
     license: str | None
     reviews: tuple[ReviewNote, ...]
+    decision_raw: str | None = None
+    """The decision note's text, else the venue string when it states one (see
+    :func:`clean_decision`); None when neither says."""
+
+    @property
+    def decision(self) -> str | None:
+        """:attr:`decision_raw` cleaned (:func:`clean_decision`)."""
+        return clean_decision(self.decision_raw)
 
 
 def _invitations(note: Mapping[str, Any]) -> list[str]:
@@ -67,10 +79,65 @@ def _is_status_marker(reply: Mapping[str, Any]) -> bool:
     return "withdraw" in names or "desk_reject" in names
 
 
+def _is_decision(reply: Mapping[str, Any]) -> bool:
+    return any(i.rsplit("/", 1)[-1].endswith("Decision") for i in _invitations(reply))
+
+
+_TAG = re.compile(r"<[^>]*>")
+_TIER = re.compile(r"\b(oral|spotlight|poster|notable[\s_-]*top[\s_-]*(?:5|25)\s*%?)")
+
+
+def clean_decision(raw: str | None) -> str | None:
+    """A decision or venue string normalised (Beyond Rating D4: case, HTML, junk) to one of
+    ``Accept (oral)``, ``Accept (spotlight)``, ``Accept (poster)``, ``Accept (notable-top-5%)``,
+    ``Accept (notable-top-25%)``, ``Accept``, ``Reject``, ``Desk reject``, ``Withdrawn``,
+    ``Workshop`` (ICLR 2018's invitation to the workshop track); None when it states no decision
+    (``Submitted to ICLR 2025``, an empty string).
+
+    ``"Accept: notable-top-5%"`` -> ``Accept (notable-top-5%)``; ``"<b>ACCEPT (Poster)</b>"``
+    -> ``Accept (poster)``; ``"NeurIPS 2023 spotlight"`` -> ``Accept (spotlight)``;
+    ``"ICLR 2024 Conference Rejected Submission"`` -> ``Reject``.
+    """
+    if not raw:
+        return None
+    text = html.unescape(_TAG.sub(" ", str(raw))).lower().replace("_", " ")
+    text = re.sub(r"\s+", " ", text).strip(" .:;-*\"'")
+    if not text:
+        return None
+    if "desk reject" in text or "desk-reject" in text:
+        return "Desk reject"
+    if "withdraw" in text:
+        return "Withdrawn"
+    if "reject" in text:
+        return "Reject"
+    if "workshop" in text:
+        return "Workshop"
+    tier = _TIER.search(text)
+    if tier:
+        name = re.sub(r"[\s_-]+", "-", tier.group(1)).rstrip("%").rstrip("-")
+        return f"Accept ({name}%)" if name.startswith("notable") else f"Accept ({name})"
+    if "accept" in text:
+        return "Accept"
+    return None
+
+
+def _decision_raw(note: Mapping[str, Any], content: Mapping[str, Any]) -> str | None:
+    for reply in _replies(note):
+        if reply.get("ddate") or not _is_decision(reply):
+            continue
+        decision = unwrap_content(reply.get("content")).get("decision")
+        if isinstance(decision, str) and decision.strip():
+            return decision.strip()
+    venue = content.get("venue")
+    if isinstance(venue, str) and clean_decision(venue) is not None:
+        return venue.strip()
+    return None
+
+
 def compact_note(note: Mapping[str, Any]) -> dict[str, Any]:
-    """``note`` with only the replies :func:`parse_submission` reads (official reviews and
-    withdrawal / desk-rejection notes): discussions are dropped, so the cached listing of a
-    large venue stays a fraction of the API's answer."""
+    """``note`` with only the replies :func:`parse_submission` reads (official reviews,
+    decisions and withdrawal / desk-rejection notes): discussions are dropped, so the cached
+    listing of a large venue stays a fraction of the API's answer."""
     compact = dict(note)
     details = dict(note.get("details") or {})
     for key in ("directReplies", "replies"):
@@ -78,7 +145,8 @@ def compact_note(note: Mapping[str, Any]) -> dict[str, Any]:
             details[key] = [
                 r
                 for r in details[key]
-                if isinstance(r, Mapping) and (_is_review(r) or _is_status_marker(r))
+                if isinstance(r, Mapping)
+                and (_is_review(r) or _is_status_marker(r) or _is_decision(r))
             ]
     compact["details"] = details
     return compact
@@ -102,7 +170,9 @@ def parse_submission(note: Mapping[str, Any]) -> Submission:
 
     Withdrawn / desk-rejected papers are recognised by their venue id or venue string
     (``.../Withdrawn_Submission``, ``... Desk Rejected Submission``), their invitations, or a
-    withdrawal / desk-rejection reply. Deleted replies (with a ``ddate``) are ignored.
+    withdrawal / desk-rejection reply. Deleted replies (with a ``ddate``) are ignored. The
+    decision comes from a ``.../-/Decision`` reply, else from a venue string that states one
+    (``NeurIPS 2023 poster``).
     """
     content = unwrap_content(note.get("content"))
     reviews = []
@@ -123,4 +193,5 @@ def parse_submission(note: Mapping[str, Any]) -> Submission:
         status=_status(note, content),
         license=str(note["license"]) if note.get("license") else None,
         reviews=tuple(reviews),
+        decision_raw=_decision_raw(note, content),
     )

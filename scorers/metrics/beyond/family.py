@@ -1,0 +1,139 @@
+"""The base of the Beyond Rating metrics: the candidate's and the experts' fields and points,
+unscored results with their reasons, and the signature."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scorers.registry import Metric
+from scorers.resources import Resources
+from scorers.signature import prompt_hashes
+from scorers.types import Item, Result
+
+from .common import BEYOND_VERSION, JUDGE_ROLE, PREPROCESSOR_ROLE, BeyondSignature, ReplyError
+from .structure import Fields, Points, extract_points, review_fields
+
+__all__ = ["BeyondMetric", "Unscorable"]
+
+_STRUCTURE_PROMPTS = ("beyond/structure_system", "beyond/structure_user")
+_POINT_PROMPTS = ("beyond/points_system", "beyond/points_user")
+
+
+class Unscorable(Exception):
+    """The item cannot be scored by this metric; the message is the reason."""
+
+
+class BeyondMetric(Metric):
+    """Shared machinery; subclasses implement :meth:`compute`."""
+
+    choices: dict[str, str] = {}
+    prompts: tuple[str, ...] = ()
+    uses_points = False
+    uses_judge = False
+    uses_embedder = False
+
+    def __init__(
+        self, spec: Any, *, field: str | None = None, quantity: str | None = None, **options: Any
+    ) -> None:
+        super().__init__(spec, **options)
+        self.field = field
+        """The review field a metric reads (fixed at registration), when it reads one."""
+        self.quantity = quantity
+        """Which of a family's numbers this metric is (fixed at registration)."""
+
+    def signature(self, resources: Resources) -> BeyondSignature:
+        templates = list(self.prompts)
+        preprocessor = ""
+        if self.uses_points:
+            templates += [*_STRUCTURE_PROMPTS, *_POINT_PROMPTS]
+            preprocessor = resources.generator(PREPROCESSOR_ROLE).identity
+        return BeyondSignature(
+            metric=self.name,
+            family="beyond",
+            version=BEYOND_VERSION,
+            preprocessor=preprocessor,
+            judge=resources.generator(JUDGE_ROLE).identity if self.uses_judge else "",
+            embedder=self.options.get("embedder", "") if self.uses_embedder else "",
+            choices={**self.choices, **self.option_choices()},
+            prompts=prompt_hashes(templates),
+        )
+
+    def option_choices(self) -> dict[str, str]:
+        fixed = {"field": self.field, "quantity": self.quantity}
+        return {k: str(v) for k, v in sorted({**self.options, **fixed}.items()) if v is not None}
+
+    async def ascore(self, item: Item, resources: Resources) -> Result:
+        signature = self.signature(resources)
+        details: dict[str, Any] = {"calls": {"preprocessor": 0, "judge": 0}}
+        try:
+            value, explanation = await self.compute(item, resources, details)
+        except (Unscorable, ReplyError) as exc:
+            return Result(
+                value=None,
+                reason=str(exc),
+                explanation=f"unscored: {exc}",
+                details=details,
+                signature=signature,
+            )
+        return Result(value=value, explanation=explanation, details=details, signature=signature)
+
+    async def compute(
+        self, item: Item, resources: Resources, details: dict[str, Any]
+    ) -> tuple[float, str]:
+        raise NotImplementedError
+
+    # -- shared steps --------------------------------------------------------------------------
+
+    async def fields_of(self, text: str, resources: Resources, details: dict[str, Any]) -> Fields:
+        try:
+            found = await review_fields(text, resources.generator(PREPROCESSOR_ROLE))
+        except ReplyError as exc:
+            details["calls"]["preprocessor"] += exc.calls
+            raise
+        details["calls"]["preprocessor"] += found.calls
+        return found
+
+    async def candidate_fields(
+        self, item: Item, resources: Resources, details: dict[str, Any]
+    ) -> Fields:
+        if not item.candidate.strip():
+            details.setdefault("flags", []).append("empty_candidate")
+            raise Unscorable("empty candidate: there is no review to read")
+        found = await self.fields_of(item.candidate, resources, details)
+        details["candidate_layout"] = found.parsed.layout
+        details["candidate_structured_by_llm"] = found.structured_by_llm
+        if found.structured_by_llm:
+            details["structured_by"] = resources.generator(PREPROCESSOR_ROLE).identity
+        if found.parsed.issues:
+            details["candidate_parse_issues"] = list(found.parsed.issues)
+        return found
+
+    async def points_of(
+        self, section: str, text: str | None, resources: Resources, details: dict[str, Any]
+    ) -> Points:
+        try:
+            found = await extract_points(section, text, resources.generator(PREPROCESSOR_ROLE))
+        except ReplyError as exc:
+            details["calls"]["preprocessor"] += exc.calls
+            raise
+        details["calls"]["preprocessor"] += found.calls
+        if found.unread:
+            details.setdefault("unread_point_lines", []).extend(found.unread)
+        return found
+
+    async def expert_points(
+        self, item: Item, section: str, resources: Resources, details: dict[str, Any]
+    ) -> dict[str, Points]:
+        """Reference id -> its points in ``section``; empty references are left out with their
+        reason in ``details['experts_left_out']``."""
+        out: dict[str, Points] = {}
+        left_out = details.setdefault("experts_left_out", {})
+        for review in item.references:
+            if not review.text.strip():
+                left_out[review.id] = "empty reference text"
+                continue
+            fields = await self.fields_of(review.text, resources, details)
+            out[review.id] = await self.points_of(
+                section, fields.fields[section], resources, details
+            )
+        return out

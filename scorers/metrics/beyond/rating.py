@@ -1,0 +1,53 @@
+"""Rating error (Beyond Rating §5, the baseline of Table 3): how far the review's rating is from
+the experts'.
+
+MAE_p = |r̂ − mean_j r_j| (``against="mean"``, our choice; spec M6) or mean_j |r̂ − r_j|
+(``against="each"``), with r̂ the rating read from the review (``Rating: 6``, ``<rating>6</rating>``)
+and r_j the reference reviews' ratings on the dataset's scale (mapped to the ICLR scale by the
+dataset builder). The model's number is the mean over papers with a readable rating; a review
+whose rating cannot be read is unscored with the reason (never 0); a paper whose references
+carry no rating is unscored. Lower is better. No model call.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scorers.resources import Resources
+from scorers.text.structured import parse_review
+from scorers.types import Item
+
+from .family import BeyondMetric, Unscorable
+
+__all__ = ["RatingErrorMetric", "rating_error"]
+
+
+def rating_error(rating: float, expert_ratings: list[float], *, against: str = "mean") -> float:
+    if not expert_ratings:
+        raise ValueError("no expert rating")
+    if against == "mean":
+        return abs(rating - sum(expert_ratings) / len(expert_ratings))
+    if against == "each":
+        return sum(abs(rating - r) for r in expert_ratings) / len(expert_ratings)
+    raise ValueError(f"against must be 'mean' or 'each', got {against!r}")
+
+
+class RatingErrorMetric(BeyondMetric):
+    choices = {"mae": "|rating - mean expert rating| per paper, averaged over papers"}
+
+    async def compute(
+        self, item: Item, resources: Resources, details: dict[str, Any]
+    ) -> tuple[float, str]:
+        if not item.candidate.strip():
+            raise Unscorable("empty candidate: there is no review to read")
+        parsed = parse_review(item.candidate)
+        rating = parsed.scores["rating"]
+        if rating is None:
+            why = "; ".join(i for i in parsed.issues if i.startswith("rating")) or "no rating field"
+            raise Unscorable(f"the review's rating cannot be read ({why})")
+        experts = {r.id: r.rating for r in item.references if r.rating is not None}
+        if not experts:
+            raise Unscorable("no reference review has a rating")
+        value = rating_error(rating, list(experts.values()), against=self.options["against"])
+        details.update({"rating": rating, "expert_ratings": experts})
+        return value, f"rating {rating:g} vs experts {sorted(experts.values())}: error {value:.3f}"
