@@ -94,16 +94,8 @@ class AlignmentMetric(BeyondMetric):
         self, item: Item, resources: Resources, details: dict[str, Any]
     ) -> tuple[float, str]:
         section = self.field or ""
-        fields = await self.candidate_fields(item, resources, details)
-        experts = await self.expert_points(item, section, resources, details)
-        experts = {k: v for k, v in experts.items() if v.points}
-        if not experts:
-            raise Unscorable(f"no expert review has a point in its {section}")
-        candidate = await self.points_of(section, fields.fields[section], resources, details)
-        details["candidate_points"] = [p.as_dict() for p in candidate.points]
-        details["expert_points"] = {k: [p.as_dict() for p in v.points] for k, v in experts.items()}
+        candidate, experts = await self.field_points(item, resources, details)
         if not candidate.points:
-            details.setdefault("flags", []).append("empty_candidate_field")
             scores = {"precision": 0.0, "recall": 0.0, "f1": 0.0}
         else:
             pairs = [

@@ -137,3 +137,21 @@ class BeyondMetric(Metric):
                 section, fields.fields[section], resources, details
             )
         return out
+
+    async def field_points(
+        self, item: Item, resources: Resources, details: dict[str, Any]
+    ) -> tuple[Points, dict[str, Points]]:
+        """The candidate's points in this metric's field and the experts' (only those with a
+        point); no expert with a point is :class:`Unscorable`. Both are recorded in details."""
+        section = self.field or ""
+        fields = await self.candidate_fields(item, resources, details)
+        experts = await self.expert_points(item, section, resources, details)
+        experts = {k: v for k, v in experts.items() if v.points}
+        if not experts:
+            raise Unscorable(f"no expert review has a point in its {section}")
+        candidate = await self.points_of(section, fields.fields[section], resources, details)
+        if not candidate.points:
+            details.setdefault("flags", []).append("empty_candidate_field")
+        details["candidate_points"] = [p.as_dict() for p in candidate.points]
+        details["expert_points"] = {k: [p.as_dict() for p in v.points] for k, v in experts.items()}
+        return candidate, experts

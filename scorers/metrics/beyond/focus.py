@@ -23,7 +23,7 @@ from typing import Any
 from scorers.resources import Resources
 from scorers.types import Item
 
-from .family import BeyondMetric, Unscorable
+from .family import BeyondMetric
 from .structure import CATEGORIES
 
 __all__ = ["DEFAULT_ALPHA", "FocusMetric", "corpus_kl", "kl_divergence", "smoothed"]
@@ -92,19 +92,12 @@ class FocusMetric(BeyondMetric):
         self, item: Item, resources: Resources, details: dict[str, Any]
     ) -> tuple[float, str]:
         section = self.field or ""
-        fields = await self.candidate_fields(item, resources, details)
-        experts = await self.expert_points(item, section, resources, details)
+        candidate, experts = await self.field_points(item, resources, details)
         human = Counter(p.category for points in experts.values() for p in points.points)
-        if not human:
-            raise Unscorable(f"no expert review has a point in its {section}")
-        candidate = await self.points_of(section, fields.fields[section], resources, details)
         model = Counter(p.category for p in candidate.points)
-        if not model:
-            details.setdefault("flags", []).append("empty_candidate_field")
         alpha = float(self.options["alpha"])
         details["category_counts"] = {"human": dict(human), "model": dict(model)}
         details["alpha"] = alpha
-        details["candidate_points"] = [p.as_dict() for p in candidate.points]
         value = kl_divergence(smoothed(human, alpha), smoothed(model, alpha))
         shown = ", ".join(f"{c} {human.get(c, 0)}/{model.get(c, 0)}" for c in CATEGORIES)
         return value, f"{section} focus KL(H||AI) on this paper {value:.3f} (human/model: {shown})"
