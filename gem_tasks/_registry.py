@@ -4,12 +4,14 @@ the tasks, the model provider, and one scorer (and one paired scorer) per core m
 from gem_tasks.model_api import smollm2
 from gem_tasks.scoring.adapter import SCORERS
 from gem_tasks.scoring.paired import PAIRED_SCORERS
+from gem_tasks.tasks.autopre_exam import autopre_exam
 from gem_tasks.tasks.correlation import correlation
 from gem_tasks.tasks.iclr import human_review, iclr
 from gem_tasks.tasks.review_quality import review_quality
 from gem_tasks.tasks.robustness import perturb_review, robustness
 
 __all__ = [
+    "autopre_exam",
     "correlation",
     "human_review",
     "iclr",

@@ -59,6 +59,9 @@ class Item:
     negatives: tuple[Review, ...] = ()
     candidate_summary: str | None = None
     flags: frozenset[str] = frozenset()
+    held_out: Review | None = None
+    """The paper's held-out human review (the human-baseline answer), when the harness has one;
+    families that compare the candidate with it (``autopre_panel``) read it here."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.candidate, str):

@@ -74,6 +74,7 @@ def test_prompts_ship_with_the_package():
 
 def test_every_task_folder_has_readme_and_eval_card_with_the_tasks_version():
     from gem_tasks.tasks import eval_card
+    from gem_tasks.tasks.autopre_exam import autopre_exam
     from gem_tasks.tasks.correlation import correlation
     from gem_tasks.tasks.iclr import iclr
     from gem_tasks.tasks.review_quality import review_quality
@@ -82,8 +83,15 @@ def test_every_task_folder_has_readme_and_eval_card_with_the_tasks_version():
     folders = sorted(
         p.parent for p in (REPO / "gem_tasks" / "tasks").glob("*/*.py") if p.stem != "__init__"
     )
-    assert [f.name for f in folders] == ["correlation", "iclr", "review_quality", "robustness"]
+    assert [f.name for f in folders] == [
+        "autopre_exam",
+        "correlation",
+        "iclr",
+        "review_quality",
+        "robustness",
+    ]
     built = {
+        "autopre_exam": autopre_exam,
         "correlation": correlation,
         "iclr": iclr,
         "review_quality": review_quality,

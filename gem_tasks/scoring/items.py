@@ -58,4 +58,5 @@ def item_from_state(state: TaskState, *, candidate: str | None = None) -> Item:
         if same_as_held_out and mode != "preprocess"
         else None,
         flags=frozenset({CANDIDATE_IS_JUDGMENTS} if mode == "judgments" else ()),
+        held_out=reviews_from_metadata([held_out])[0] if held_out.get("text") else None,
     )

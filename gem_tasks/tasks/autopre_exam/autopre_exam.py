@@ -1,0 +1,239 @@
+"""Auto-PRE's qualification exams as an Inspect task: one sample per exam pair (consistency,
+pertinence, easy and hard self-confidence pairs built from the dataset's human reviews), every
+candidate judge answering it in both orders; each sample's score metadata holds every answer,
+and the ``autopre_qualification`` metric turns them into the exam table, the thresholds, the
+panel and its weights. The model under test is not called (any model, e.g. ``mockllm/model``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import get_model
+from inspect_ai.scorer import SampleScore, Score, Scorer, Target, metric, scorer
+from inspect_ai.solver import Generate, TaskState, solver
+
+from gem_tasks.scoring.roles import model_generator
+from gem_tasks.tasks import eval_card
+from gem_tasks.tasks.samples import DEMO_DATASET
+from scorers.data.records import load_records
+from scorers.lm.generation import LocalGenerator
+from scorers.lm.threads import run_blocking
+from scorers.metrics.autopre.core import Qualification
+from scorers.metrics.autopre.exams import EXAMS, build_exam_items, qualification_from_rows
+from scorers.metrics.autopre.judging import (
+    VARIANTS,
+    Judge,
+    Pair,
+    all_variants,
+    ask_confidence,
+    ask_pairs,
+)
+from scorers.resources import Resources
+
+__all__ = ["DEFAULT_JUDGES", "autopre_exam", "parse_judge_specs", "qualification_from_log"]
+
+EVALUATION_LM = "scorer_lm"
+"""Judge name of the evaluation LM (``scorer_lm``; first-token probabilities available)."""
+DEFAULT_JUDGES = "scorer_lm@before,scorer_lm@after,scorer_lm@expert"
+"""Offline: the evaluation LM under three prompt variants."""
+
+
+def parse_judge_specs(judges: str | list[str]) -> list[tuple[str, str, str]]:
+    """``model[@variant]`` entries (an Inspect model name, or ``scorer_lm``) -> (name, model,
+    variant); unknown variants and duplicates are ``ValueError``."""
+    entries = judges.split(",") if isinstance(judges, str) else list(judges)
+    out = []
+    for entry in (e.strip() for e in entries if e.strip()):
+        model, _, variant = entry.rpartition("@") if "@" in entry else (entry, "", "before")
+        variant = variant or "before"
+        if variant not in all_variants():
+            raise ValueError(f"judge {entry!r}: unknown prompt variant; use {all_variants()}")
+        out.append((f"{model}@{variant}", model, variant))
+    if not out:
+        raise ValueError("no judge given")
+    if len({name for name, _, _ in out}) != len(out):
+        raise ValueError(f"a judge is given twice: {judges!r}")
+    return out
+
+
+@solver
+def no_generation():
+    """The exams ask the judges (in the scorer); the model under test writes nothing."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        return state
+
+    return solve
+
+
+def _qualification(scores: list[SampleScore]) -> Qualification:
+    rows = [s.score.metadata for s in scores if s.score.metadata]
+    return qualification_from_rows(rows)  # type: ignore[arg-type]
+
+
+@metric(name="autopre_qualification")
+def autopre_qualification():
+    """Per judge: P_c, P_p, P_s (NaN when unscored), pass of all three (``in_panel``) and the
+    panel weight; the thresholds and the panel size."""
+
+    def compute(scores: list[SampleScore]) -> dict[str, float]:
+        q = _qualification(scores)
+        out: dict[str, float] = {}
+        for judge, exams in q.scores.items():
+            for exam, score in exams.items():
+                out[f"{judge}:{exam}"] = float("nan") if score.value is None else score.value
+            out[f"{judge}:in_panel"] = float(judge in q.panel)
+            out[f"{judge}:weight"] = q.weights.get(judge, 0.0)
+        for exam in ("consistency", "pertinence"):
+            eta = q.thresholds[exam]
+            out[f"threshold:{exam}"] = float("nan") if eta is None else eta
+        out["panel_size"] = float(len(q.panel))
+        return out
+
+    return compute
+
+
+@scorer(metrics=[autopre_qualification()])
+def autopre_exam_scorer(
+    judges: str | list[str] = DEFAULT_JUDGES,
+    confidence: str = "auto",
+    local_answers: str = "generate",
+    scorer_lm: str = "embedded",
+    scorer_lm_args: dict[str, Any] | None = None,
+    cache_dir: str | None = None,
+) -> Scorer:
+    """Every judge answers the sample's pair in both orders; the value is the share of judges
+    whose two answers were read; the metadata holds every answer and the judge calls."""
+    specs = parse_judge_specs(judges)
+
+    async def score(state: TaskState, target: Target) -> Score:
+        resources = Resources(
+            evaluation_lm=scorer_lm, evaluation_lm_options=scorer_lm_args, cache_dir=cache_dir
+        )
+        meta = state.metadata
+        pair = Pair(id=str(state.sample_id), paper=meta["paper"], a=meta["a"], b=meta["b"])
+        answers: dict[str, Any] = {}
+        read = 0
+        for name, model, variant in specs:
+            generator = (
+                LocalGenerator(await run_blocking(resources.lm))
+                if model == EVALUATION_LM
+                else model_generator(get_model(model), resources.cache, what="judge")
+            )
+            forced = local_answers == "forced" and model == EVALUATION_LM and variant in VARIANTS
+            judge = Judge(name, generator, variant, forced=forced)
+            if meta["exam"] in ("consistency", "pertinence"):
+                judged, mode = await ask_pairs(judge, [pair]), None
+            else:
+                judged, mode = await ask_confidence(judge, [pair], mode=confidence)
+            labels = list(judged.labels[0])
+            read += all(label is not None for label in labels)
+            answers[name] = {
+                "labels": labels,
+                "replies": list(judged.replies[0]),
+                "confidences": list(judged.confidences[0]) if judged.confidences else [],
+                "confidence_mode": mode,
+                "forced": forced,
+                "calls": judged.calls,
+                "generator": generator.identity,
+            }
+        return Score(
+            value=read / len(specs),
+            explanation=f"{meta['exam']} pair; labels -1 = review one, +1 = review two: "
+            + "; ".join(f"{n}: {a['labels']}" for n, a in answers.items()),
+            metadata={"exam": meta["exam"], "judges": answers, "sources": meta["sources"]},
+        )
+
+    return score
+
+
+@task
+def autopre_exam(
+    dataset: str | None = None,
+    judges: str | list[str] = DEFAULT_JUDGES,
+    items: int = 50,
+    seed: int = 0,
+    confidence: str = "auto",
+    local_answers: str = "generate",
+    scorer_lm: str = "embedded",
+    scorer_lm_args: dict[str, Any] | None = None,
+    cache_dir: str | None = None,
+) -> Task:
+    """Auto-PRE's three exams for candidate judges of peer reviews.
+
+    Args:
+        dataset: canonical records (papers with two or more human reviews); default the demo.
+        judges: comma-separated ``model[@variant]``: an Inspect model name (``openai/gpt-4o``)
+            or ``scorer_lm`` (the evaluation LM), with a prompt variant ``before`` (default),
+            ``after`` or ``expert``. At least three candidates are needed for a panel.
+        items: exam papers (each gives one pair per exam: 4 pairs, 8 judge answers per judge).
+        seed: which papers are drawn.
+        confidence: ``auto`` (first-token probability for ``scorer_lm``, a verbal keyword for
+            the others), ``verbal`` or ``prob``.
+        local_answers: how ``scorer_lm`` pairwise judges answer: ``generate`` (as the paper;
+            a small model rarely starts its reply with one/two) or ``forced`` (the more probable
+            of the first tokens of "one" and "two", teacher-forced; a documented departure).
+        scorer_lm, scorer_lm_args: the evaluation LM and its backend options.
+        cache_dir: folder of the on-disk cache (every judge reply is cached there).
+    """
+    specs = parse_judge_specs(judges)
+    if local_answers not in ("generate", "forced"):
+        raise ValueError(f"local_answers must be generate or forced, got {local_answers!r}")
+    if confidence not in ("auto", "verbal", "prob"):
+        raise ValueError(f"confidence must be auto, verbal or prob, got {confidence!r}")
+    source = DEMO_DATASET if dataset is None else dataset
+    exam_items = build_exam_items(load_records(source), m=items, seed=seed)
+    samples = [
+        Sample(
+            id=pair.id,
+            input=f"Auto-PRE {exam} exam pair for paper {src['paper']}",
+            metadata={"exam": exam, "paper": pair.paper, "a": pair.a, "b": pair.b, "sources": src},
+        )
+        for exam in EXAMS
+        for pair, src in zip(exam_items.pairs[exam], exam_items.sources[exam])
+    ]
+    return Task(
+        version=eval_card(Path(__file__).parent)["version"],
+        dataset=MemoryDataset(samples, name=Path(str(source)).stem, location=str(source)),
+        solver=no_generation(),
+        scorer=autopre_exam_scorer(
+            judges=judges,
+            confidence=confidence,
+            local_answers=local_answers,
+            scorer_lm=scorer_lm,
+            scorer_lm_args=scorer_lm_args,
+            cache_dir=cache_dir,
+        ),
+        metadata={
+            "judges": [name for name, _, _ in specs],
+            "items": items,
+            "seed": seed,
+            "similarity": exam_items.similarity,
+            "pertinence_ia": "the longest human review of the most similar other paper",
+            "scorer_lm": scorer_lm,
+            "local_answers": local_answers,
+        },
+    )
+
+
+def qualification_from_log(log: str | Path) -> dict[str, Any]:
+    """The full qualification (exam scores with used/unparsed counts, passes, thresholds, panel,
+    weights, and judge calls per exam) from an ``autopre_exam`` log file."""
+    from inspect_ai.log import read_eval_log
+
+    eval_log = read_eval_log(str(log))
+    rows, calls = [], {}
+    for sample in eval_log.samples or []:
+        for score in (sample.scores or {}).values():
+            meta = score.metadata or {}
+            if "exam" in meta:
+                rows.append(meta)
+                for name, answer in meta["judges"].items():
+                    per = calls.setdefault(name, dict.fromkeys(EXAMS, 0))
+                    per[meta["exam"]] += answer["calls"]
+    out = qualification_from_rows(rows).as_dict()
+    out["judge_calls"] = calls
+    return out

@@ -1,0 +1,186 @@
+"""Auto-PRE exam items for peer reviews (spec A.10, D A7) and running the three exams.
+
+From canonical paper records (each paper with two or more human reviews), for m papers P:
+
+- consistency: (two human reviews of P), both orders;
+- pertinence: a = a human review of P, b = the longest human review of the most similar other
+  paper P' (the "well-written review of a similar paper"; similarity = word overlap of the
+  abstracts, Jaccard over lower-cased words of 3+ letters, or cosine of given embeddings);
+- self-confidence: easy = (a human review of P, a review of the least similar paper), hard = (two
+  human reviews of P).
+
+The paper context shown to the judges is the title and abstract (the cheap default of A.10).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from scorers.data.records import PaperRecord
+from scorers.metrics.autopre.core import (
+    ExamScore,
+    Qualification,
+    consistency_exam,
+    pertinence_exam,
+    qualify,
+    self_confidence_exam,
+)
+from scorers.metrics.autopre.judging import Judge, Pair, ask_confidence, ask_pairs
+
+__all__ = ["EXAMS", "ExamItems", "build_exam_items", "paper_context", "run_exams"]
+
+EXAMS = ("consistency", "pertinence", "confidence_easy", "confidence_hard")
+_WORD = re.compile(r"[a-z]{3,}")
+
+
+def paper_context(title: str, abstract: str) -> str:
+    return f"{title.strip()}\n\n{abstract.strip()}".strip()
+
+
+def _words(text: str) -> set[str]:
+    return set(_WORD.findall(text.lower()))
+
+
+def _jaccard(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a | b else 0.0
+
+
+@dataclass
+class ExamItems:
+    """The pairs of each exam (``pairs[exam]``) and where each review came from."""
+
+    pairs: dict[str, list[Pair]]
+    sources: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+    similarity: str = "jaccard"
+
+
+def build_exam_items(
+    records: Sequence[PaperRecord],
+    *,
+    m: int,
+    seed: int = 0,
+    similarity: Callable[[PaperRecord, PaperRecord], float] | None = None,
+) -> ExamItems:
+    """Up to ``m`` exam papers (drawn with ``seed`` among those with 2+ non-empty reviews) and
+    their pairs; every other record is a candidate P' or unrelated paper. ``similarity``
+    defaults to the abstracts' word Jaccard. Fewer than two papers is a ``ValueError``."""
+    usable = [r for r in records if sum(bool(v.text.strip()) for v in r.reviews) >= 2]
+    if len(usable) < 2 or len(records) < 2:
+        raise ValueError("the Auto-PRE exams need at least two papers with two or more reviews")
+    chosen = sorted(usable, key=lambda r: r.id)
+    random.Random(seed).shuffle(chosen)
+    chosen = chosen[: max(1, m)]
+    words = {r.id: _words(r.abstract or r.title) for r in records}
+
+    def sim(p: PaperRecord, q: PaperRecord) -> float:
+        return similarity(p, q) if similarity else _jaccard(words[p.id], words[q.id])
+
+    pairs: dict[str, list[Pair]] = {exam: [] for exam in EXAMS}
+    sources: dict[str, list[dict[str, str]]] = {exam: [] for exam in EXAMS}
+    for paper in chosen:
+        reviews = [v for v in paper.reviews if v.text.strip()]
+        others = [r for r in records if r.id != paper.id and any(v.text.strip() for v in r.reviews)]
+        ranked = sorted(others, key=lambda r: (-sim(paper, r), r.id))
+        similar, unrelated = ranked[0], ranked[-1]
+        ia = max((v for v in similar.reviews if v.text.strip()), key=lambda v: len(v.text))
+        far = next(v for v in unrelated.reviews if v.text.strip())
+        context = paper_context(paper.title, paper.abstract)
+        first, second = reviews[0], reviews[1]
+        add = [
+            ("consistency", first, second, paper.id),
+            ("pertinence", first, ia, similar.id),
+            ("confidence_easy", first, far, unrelated.id),
+            ("confidence_hard", first, second, paper.id),
+        ]
+        for exam, a, b, b_paper in add:
+            pairs[exam].append(Pair(id=f"{exam}:{paper.id}", paper=context, a=a.text, b=b.text))
+            sources[exam].append({"paper": paper.id, "a": a.id, "b": b.id, "b_paper": b_paper})
+    return ExamItems(pairs, sources, "custom" if similarity else "jaccard")
+
+
+async def run_exams(
+    judges: Sequence[Judge], items: ExamItems, *, confidence_mode: str = "auto"
+) -> tuple[Qualification, dict[str, dict[str, Any]]]:
+    """Every judge takes the three exams; the qualification and, per judge, every answer and
+    the judge calls per exam."""
+    if len({j.name for j in judges}) != len(judges):
+        raise ValueError("judge names must be unique")
+
+    async def one(judge: Judge) -> tuple[dict[str, ExamScore], dict[str, Any]]:
+        cons = await ask_pairs(judge, items.pairs["consistency"])
+        pert = await ask_pairs(judge, items.pairs["pertinence"])
+        easy, mode = await ask_confidence(
+            judge, items.pairs["confidence_easy"], mode=confidence_mode
+        )
+        hard, _ = await ask_confidence(judge, items.pairs["confidence_hard"], mode=mode)
+        flat_easy = [c for pair in easy.confidences for c in pair]
+        flat_hard = [c for pair in hard.confidences for c in pair]
+        scores = {
+            "consistency": consistency_exam(cons.labels),
+            "pertinence": pertinence_exam(pert.labels),
+            "self_confidence": self_confidence_exam(flat_easy, flat_hard, mode=mode),
+        }
+        log = {
+            "variant": judge.variant,
+            "generator": judge.generator.identity,
+            "confidence_mode": mode,
+            "calls": {
+                "consistency": cons.calls,
+                "pertinence": pert.calls,
+                "confidence_easy": easy.calls,
+                "confidence_hard": hard.calls,
+            },
+            "answers": {
+                name: [
+                    {"labels": list(lab), "replies": list(rep), "confidences": list(conf)}
+                    for lab, rep, conf in zip(
+                        judged.labels,
+                        judged.replies,
+                        judged.confidences or [(None, None)] * len(judged.labels),
+                    )
+                ]
+                for name, judged in (
+                    ("consistency", cons),
+                    ("pertinence", pert),
+                    ("confidence_easy", easy),
+                    ("confidence_hard", hard),
+                )
+            },
+        }
+        return scores, log
+
+    done = await asyncio.gather(*(one(j) for j in judges))
+    qualification = qualify({j.name: scores for j, (scores, _) in zip(judges, done)})
+    return qualification, {j.name: log for j, (_, log) in zip(judges, done)}
+
+
+def qualification_from_rows(rows: Sequence[dict[str, Any]]) -> Qualification:
+    """The qualification from per-pair exam rows (what the ``autopre_exam`` task logs per
+    sample): ``{"exam": <one of EXAMS>, "judges": {name: {"labels": [l0, l1], "confidences":
+    [c0, c1], "confidence_mode": ...}}}``."""
+    by_judge: dict[str, dict[str, list]] = {}
+    modes: dict[str, str] = {}
+    for row in rows:
+        for name, answer in (row.get("judges") or {}).items():
+            exams = by_judge.setdefault(name, {exam: [] for exam in EXAMS})
+            if row["exam"] in ("consistency", "pertinence"):
+                exams[row["exam"]].append(tuple(answer["labels"]))
+            else:
+                exams[row["exam"]].extend(answer["confidences"])
+                modes[name] = answer["confidence_mode"]
+    scores = {
+        name: {
+            "consistency": consistency_exam(exams["consistency"]),
+            "pertinence": pertinence_exam(exams["pertinence"]),
+            "self_confidence": self_confidence_exam(
+                exams["confidence_easy"], exams["confidence_hard"], mode=modes.get(name, "verbal")
+            ),
+        }
+        for name, exams in by_judge.items()
+    }
+    return qualify(scores)
