@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import prompts
+from scorers.lm.asking import ask_many
 from scorers.lm.base import ChatMessage, GenerationSettings, ScoringRequest
 from scorers.lm.chat import encode_text, generation_prompt_ids
 from scorers.lm.generation import LocalGenerator, TextGenerator
@@ -134,24 +135,10 @@ async def _ask(
     settings: GenerationSettings,
     attempts: int,
 ) -> tuple[list, list[str], int]:
-    values: list = [None] * len(conversations)
-    replies = [""] * len(conversations)
-    pending = list(range(len(conversations)))
-    calls = 0
-    for attempt in range(attempts):
-        if not pending:
-            break
-        current = dataclasses.replace(settings, seed=settings.seed + attempt)
-        got = await generator.generate([conversations[i] for i in pending], current)
-        calls += len(pending)
-        still = []
-        for index, reply in zip(pending, got):
-            replies[index] = reply
-            values[index] = parse(reply)
-            if _unread(values[index]):
-                still.append(index)
-        pending = still
-    return values, replies, calls
+    asked = await ask_many(
+        generator, conversations, parse, settings=settings, attempts=attempts, unread=_unread
+    )
+    return asked.values, asked.replies, asked.calls
 
 
 def _unread(value) -> bool:

@@ -1,18 +1,15 @@
-"""What the Beyond Rating families share: roles, decoding, the signature, and asking a
-generator many short questions at once with strict reply parsing and one retry."""
+"""What the Beyond Rating families share: roles, decoding, the signature, the Yes/No parser,
+and (re-exported from :mod:`scorers.lm.asking`) the batched ask-and-retry loop."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import TypeVar
 
-from scorers.errors import GemTasksError
-from scorers.lm.base import ChatMessage, GenerationSettings
-from scorers.lm.generation import TextGenerator
+from scorers.lm.asking import Asked, ReplyError, ask_many
+from scorers.lm.base import GenerationSettings
 from scorers.signature import Signature
 
 __all__ = [
@@ -37,15 +34,6 @@ BINARY_SETTINGS = GenerationSettings(max_new_tokens=8, temperature=0.0)
 """A one-word Yes/No verdict: temperature 0 (Beyond Rating App. A.3 gives no decoding)."""
 
 T = TypeVar("T")
-
-
-class ReplyError(GemTasksError, ValueError):
-    """A model reply that cannot be read as the answer asked for (``calls``: generations spent
-    before giving up, when known)."""
-
-    def __init__(self, message: str, *, calls: int = 0) -> None:
-        super().__init__(message)
-        self.calls = calls
 
 
 @dataclass(frozen=True)
@@ -89,49 +77,3 @@ def quote(text: str, limit: int = 300) -> str:
     if len(text) > limit:
         text = text[: limit // 2] + " [...] " + text[-limit // 2 :]
     return repr(text)
-
-
-@dataclass
-class Asked(Generic[T]):
-    """Answers to a batch of questions: ``values[i]`` is None where the reply stayed unreadable
-    (``reasons[i]`` says why); ``calls`` counts every generation asked for."""
-
-    values: list[T | None]
-    reasons: list[str | None]
-    calls: int
-
-    @property
-    def failures(self) -> list[int]:
-        return [i for i, v in enumerate(self.values) if v is None]
-
-
-async def ask_many(
-    generator: TextGenerator,
-    conversations: Sequence[Sequence[ChatMessage]],
-    parse: Callable[[str], T],
-    *,
-    settings: GenerationSettings,
-    attempts: int = 2,
-) -> Asked[T]:
-    """Ask every conversation in one batch and parse the replies; the unreadable ones are asked
-    again (another seed, so a cached reply is not read back) up to ``attempts`` calls each."""
-    values: list[T | None] = [None] * len(conversations)
-    reasons: list[str | None] = [None] * len(conversations)
-    pending = list(range(len(conversations)))
-    calls = 0
-    for attempt in range(attempts):
-        if not pending:
-            break
-        current = dataclasses.replace(settings, seed=settings.seed + attempt)
-        replies = await generator.generate([conversations[i] for i in pending], current)
-        calls += len(pending)
-        still = []
-        for index, reply in zip(pending, replies):
-            try:
-                values[index] = parse(reply)
-                reasons[index] = None
-            except ReplyError as error:
-                reasons[index] = f"{error} (after {attempt + 1} call(s))"
-                still.append(index)
-        pending = still
-    return Asked(values, reasons, calls)

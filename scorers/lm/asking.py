@@ -1,0 +1,81 @@
+"""Asking a generator many short questions at once, with strict reply parsing and retries: the
+one batched ask-and-retry loop of the families that judge with an LLM (Beyond Rating's
+preprocessor and judge, Auto-PRE's candidate judges)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from scorers.errors import GemTasksError
+from scorers.lm.base import ChatMessage, GenerationSettings
+from scorers.lm.generation import TextGenerator
+
+__all__ = ["Asked", "ReplyError", "ask_many"]
+
+T = TypeVar("T")
+
+
+class ReplyError(GemTasksError, ValueError):
+    """A model reply that cannot be read as the answer asked for (``calls``: generations spent
+    before giving up, when known)."""
+
+    def __init__(self, message: str, *, calls: int = 0) -> None:
+        super().__init__(message)
+        self.calls = calls
+
+
+@dataclass
+class Asked(Generic[T]):
+    """Answers to a batch of questions: ``values[i]`` is the parsed answer (None where the
+    parser raised; ``reasons[i]`` says why), ``replies[i]`` the last reply asked, ``calls``
+    every generation asked for."""
+
+    values: list[T | None]
+    reasons: list[str | None]
+    replies: list[str]
+    calls: int
+
+    @property
+    def failures(self) -> list[int]:
+        return [i for i, v in enumerate(self.values) if v is None]
+
+
+async def ask_many(
+    generator: TextGenerator,
+    conversations: Sequence[Sequence[ChatMessage]],
+    parse: Callable[[str], T],
+    *,
+    settings: GenerationSettings,
+    attempts: int = 2,
+    unread: Callable[[T | None], bool] | None = None,
+) -> Asked[T]:
+    """Ask every conversation in one batch and parse the replies; the unreadable ones (the
+    parser raised :class:`ReplyError`, or ``unread(value)`` holds) are asked again with another
+    seed, so that a cached reply is not read back, up to ``attempts`` calls each."""
+    values: list[T | None] = [None] * len(conversations)
+    reasons: list[str | None] = [None] * len(conversations)
+    replies = [""] * len(conversations)
+    pending = list(range(len(conversations)))
+    calls = 0
+    for attempt in range(attempts):
+        if not pending:
+            break
+        current = dataclasses.replace(settings, seed=settings.seed + attempt)
+        got = await generator.generate([conversations[i] for i in pending], current)
+        calls += len(pending)
+        still = []
+        for index, reply in zip(pending, got):
+            replies[index] = reply
+            try:
+                values[index] = parse(reply)
+                reasons[index] = None
+            except ReplyError as error:
+                values[index] = None
+                reasons[index] = f"{error} (after {attempt + 1} call(s))"
+            if values[index] is None or (unread is not None and unread(values[index])):
+                still.append(index)
+        pending = still
+    return Asked(values, reasons, replies, calls)
