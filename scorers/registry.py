@@ -19,7 +19,7 @@ import importlib
 import pkgutil
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +38,7 @@ __all__ = [
     "metric_spec",
     "register_metric",
     "register_metric_class",
+    "resolve_metric_names",
 ]
 
 NEEDS = frozenset(
@@ -189,6 +190,23 @@ def get_metric(name: str, **options: Any) -> Metric:
     """A ready metric: ``name`` (or an alias) built with ``options`` over its defaults."""
     spec = metric_spec(name)
     return spec.factory(**options)
+
+
+def resolve_metric_names(names: str | Sequence[str]) -> list[str]:
+    """Registered metric names from ``"a,b"`` or a list (aliases resolved, order kept); an
+    unknown name, or none at all, is a ``ValueError`` listing the registered ones."""
+    wanted = [n.strip() for n in (names.split(",") if isinstance(names, str) else names)]
+    wanted = [n for n in wanted if n]
+    known = ", ".join(sorted(spec.name for spec in list_metrics()))
+    out = []
+    for name in wanted:
+        try:
+            out.append(metric_spec(name).name)
+        except KeyError:
+            raise ValueError(f"unknown scorer {name!r}; choose from {known}") from None
+    if not out:
+        raise ValueError(f"no scorer given; choose from {known}")
+    return out
 
 
 def list_metrics() -> list[MetricSpec]:

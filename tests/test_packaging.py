@@ -108,3 +108,19 @@ def test_every_task_folder_has_readme_and_eval_card_with_the_tasks_version():
         if folder.name == "correlation":
             continue  # needs graded reviews; its version is read the same way
         assert factory(**kwargs).version == card["version"]
+
+
+def test_the_lm_eval_configs_are_package_data():
+    """Every lm-evaluation-harness config matches a package-data pattern (else a wheel would
+    ship the task module without the YAML that lm_eval looks for)."""
+    import fnmatch
+    import tomllib
+
+    patterns = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-data"
+    ]["gem_tasks"]
+    configs = sorted((REPO / "gem_tasks/lm_eval_tasks/configs").glob("*.yaml"))
+    assert configs
+    for path in configs:
+        relative = path.relative_to(REPO / "gem_tasks").as_posix()
+        assert any(fnmatch.fnmatch(relative, p) for p in patterns), relative

@@ -29,6 +29,13 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _lm_eval_path(args: argparse.Namespace) -> int:
+    from gem_tasks.lm_eval_tasks import CONFIG_PATH
+
+    print(CONFIG_PATH)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gem-tasks", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -42,6 +49,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_correlation_arguments(report, "--against")
     report.add_argument("--quiet", action="store_true", help="no progress bar")
     report.set_defaults(run=_report)
+    lm_eval_path = commands.add_parser(
+        "lm-eval-path",
+        help="the folder of the lm-evaluation-harness task configs (gre_bench_iclr), for "
+        'lm_eval --include_path "$(gem-tasks lm-eval-path)"',
+    )
+    lm_eval_path.set_defaults(run=_lm_eval_path)
     add_leaderboard_command(commands)
     add_data_commands(commands)
     return parser

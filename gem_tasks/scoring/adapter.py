@@ -35,6 +35,7 @@ from gem_tasks.scoring.metrics import ci90_lower, ci90_upper
 from gem_tasks.scoring.roles import role_generators
 from scorers.errors import EvaluationLMError
 from scorers.registry import Metric, get_metric, list_metrics, metric_spec
+from scorers.registry import resolve_metric_names as parse_scorer_names
 from scorers.resources import Resources
 from scorers.types import Result
 
@@ -168,25 +169,6 @@ SCORERS = register_scorers(
     "(defaults {spec.defaults}), plus scorer_lm, scorer_lm_args and cache_dir.",
 )
 """Every core metric's Inspect scorer factory, by name (registered as ``gem_tasks/<name>``)."""
-
-
-def parse_scorer_names(names: str | Sequence[str]) -> list[str]:
-    """Registered metric names from ``-T scorers=a,b`` (aliases resolved); an unknown name is a
-    ``ValueError`` listing the registered ones."""
-    wanted = [n.strip() for n in (names.split(",") if isinstance(names, str) else names)]
-    wanted = [n for n in wanted if n]
-    known = {spec.name for spec in list_metrics()}
-    out = []
-    for name in wanted:
-        try:
-            out.append(metric_spec(name).name)
-        except KeyError:
-            raise ValueError(
-                f"unknown scorer {name!r}; choose from {', '.join(sorted(known))}"
-            ) from None
-    if not out:
-        raise ValueError(f"no scorer given; choose from {', '.join(sorted(known))}")
-    return out
 
 
 def make_scorers(

@@ -1,0 +1,155 @@
+"""A paper as a scoring document: the harness-free record of what one sample carries.
+
+Every harness (the Inspect tasks, the lm-evaluation-harness tasks) turns a canonical record into
+the same document (:func:`paper_document`: the paper's facts, the held-out review, the fixed
+reference split, the negative references) and turns a document and a candidate review back into
+the core's :class:`~scorers.types.Item` (:func:`item_from_document`). Because both harnesses go
+through these two functions, a review scored in either gets the same item, hence the same number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from typing import Any
+
+from scorers.data.negatives import DEFAULT_NEGATIVES, draw_negatives
+from scorers.data.records import PaperRecord, ReviewRecord, split_reviews
+from scorers.registry import metric_spec, resolve_metric_names
+from scorers.types import CANDIDATE_IS_JUDGMENTS, Item, Paper, Review
+
+__all__ = [
+    "CANDIDATE_MODE",
+    "CHARS_PER_TOKEN",
+    "item_from_document",
+    "negatives_metadata",
+    "negatives_wanted",
+    "paper_document",
+    "paper_input",
+    "reviews_from_metadata",
+]
+
+CHARS_PER_TOKEN = 4
+"""Characters per token assumed when truncating paper text to ``max_paper_tokens`` (the model
+under test is any model, so its tokenizer is unknown here; 4 is the usual English rate)."""
+
+CANDIDATE_MODE = "candidate_mode"
+"""Document key: ``judgments`` (the candidate already is judgment lines), ``preprocess``
+(always rewrite it: the held-out review's stored summary must not stand in), or absent (a
+candidate equal to the held-out review may use its stored summary)."""
+
+
+def _review_dict(review: ReviewRecord) -> dict[str, Any]:
+    data = asdict(review)
+    data.pop("extra", None)
+    return data
+
+
+def paper_input(paper: PaperRecord, *, max_paper_tokens: int) -> tuple[str, dict[str, Any]]:
+    """The paper as the review prompt's user turn, and facts about it for the document.
+
+    Uses the paper text when there is one, else title + abstract; text beyond
+    ``max_paper_tokens`` (estimated at ``CHARS_PER_TOKEN``) is cut and the facts say so.
+    """
+    if paper.paper_text:
+        text, source = paper.paper_text.strip(), "paper_text"
+    else:
+        text, source = f"{paper.title.strip()}\n\n{paper.abstract.strip()}", "title+abstract"
+    limit = max_paper_tokens * CHARS_PER_TOKEN
+    truncated = len(text) > limit
+    if truncated:
+        text = text[:limit]
+    facts = {
+        "paper_source": source,
+        "paper_truncated": truncated,
+        "paper_chars": len(text),
+        "paper_chars_limit": limit,
+    }
+    return text, facts
+
+
+def negatives_wanted(scorers: str | Sequence[str], negatives: int | None) -> int:
+    """Negative references per paper: ``negatives`` when given, else the default (4) when a
+    requested metric needs them (the f-variational cells), else none."""
+    if negatives is not None:
+        if negatives < 0:
+            raise ValueError(f"negatives must be 0 or more, got {negatives}")
+        return negatives
+    needed = any("negatives" in metric_spec(n).needs for n in resolve_metric_names(scorers))
+    return DEFAULT_NEGATIVES if needed else 0
+
+
+def negatives_metadata(
+    paper: PaperRecord, pool: list[PaperRecord], *, k: int, seed: int
+) -> list[dict[str, Any]]:
+    """The document rows of ``paper``'s negative references (reviews of other papers, drawn by
+    :func:`scorers.data.negatives.draw_negatives`)."""
+    return [
+        {"id": n.id, "paper_id": n.paper_id, "text": n.review.text, "summary": n.review.summary}
+        for n in draw_negatives(paper, pool, k=k, seed=seed)
+    ]
+
+
+def paper_document(
+    paper: PaperRecord,
+    *,
+    references: int,
+    seed: int,
+    max_paper_tokens: int,
+    negatives: list[dict[str, Any]] | None = None,
+) -> tuple[str, dict[str, Any]]:
+    """The review prompt's paper text and the document of ``paper``: its facts, the held-out
+    review, the ``references`` reference reviews of the fixed split (``seed``) and the negative
+    references. A paper with too few reviews raises ``RecordError``."""
+    split = split_reviews(paper, references=references, seed=seed)
+    text, facts = paper_input(paper, max_paper_tokens=max_paper_tokens)
+    return text, {
+        "paper_id": paper.id,
+        "venue": paper.venue,
+        "title": paper.title,
+        "abstract": paper.abstract,
+        "assw": paper.assw,
+        "paper_text": paper.paper_text,
+        **facts,
+        "held_out": _review_dict(split.held_out),
+        "references": [_review_dict(r) for r in split.references],
+        "negatives": list(negatives or []),
+        "split_seed": seed,
+    }
+
+
+def reviews_from_metadata(rows: Any) -> tuple[Review, ...]:
+    return tuple(
+        Review(id=str(r["id"]), text=r["text"], summary=r.get("summary"), rating=r.get("rating"))
+        for r in rows or []
+    )
+
+
+def item_from_document(
+    document: Mapping[str, Any], *, candidate: str, sample_id: str | None = None
+) -> Item:
+    """The item a metric scores: ``candidate`` with the document's paper and reviews. A
+    candidate equal to the held-out review may use the held-out review's stored summary (unless
+    the document's ``candidate_mode`` is ``preprocess``)."""
+    mode = document.get(CANDIDATE_MODE)
+    held_out = document.get("held_out") or {}
+    same_as_held_out = (
+        bool(candidate.strip()) and candidate.strip() == (held_out.get("text") or "").strip()
+    )
+    return Item(
+        paper=Paper(
+            id=str(document.get("paper_id") or sample_id),
+            title=document.get("title") or "",
+            abstract=document.get("abstract") or "",
+            paper_text=document.get("paper_text"),
+            assw=document.get("assw"),
+        ),
+        candidate=candidate,
+        references=reviews_from_metadata(document.get("references")),
+        negatives=reviews_from_metadata(document.get("negatives")),
+        candidate_summary=held_out.get("summary")
+        if same_as_held_out and mode != "preprocess"
+        else None,
+        flags=frozenset({CANDIDATE_IS_JUDGMENTS} if mode == "judgments" else ()),
+        held_out=reviews_from_metadata([held_out])[0] if held_out.get("text") else None,
+    )
