@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from gem_tasks.analysis.leaderboard.compare import add_leaderboard_command
 from gem_tasks.analysis.leaderboard.correlate import add_correlation_arguments
 from gem_tasks.cli.data import add_data_commands
+from gem_tasks.cli.finetune import add_finetune_commands
 
 __all__ = ["main"]
 
@@ -57,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     lm_eval_path.set_defaults(run=_lm_eval_path)
     add_leaderboard_command(commands)
     add_data_commands(commands)
+    add_finetune_commands(commands)
     return parser
 
 

@@ -5,6 +5,9 @@
 - ``vllm/<hub-id-or-path>``: an in-process vLLM engine; with ``base_url`` (one URL, a
   comma-separated list or a list), running ``vllm serve`` instances instead. ``vllm/embedded``
   serves the embedded model through vLLM.
+
+Every backend takes ``adapter=<folder>``: a LoRA adapter fine-tuned on the base model (GEM paper
+App. E, ``gem-tasks finetune train``), whose content fingerprint joins the identity.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import atexit
 import json
 import threading
+from pathlib import Path
 from typing import Any
 
 from scorers.lm.base import (
@@ -102,6 +106,8 @@ def _load(kind: str, model: str, options: dict[str, Any]) -> EvaluationLM:
     options = dict(options)
     base_url = options.pop("base_url", None)
     if base_url:
-        options.setdefault("served_model_name", model)
+        adapter = options.get("adapter")
+        # a served LoRA adapter is requested by its name (--lora-modules <name>=<folder>)
+        options.setdefault("served_model_name", Path(adapter).name if adapter else model)
         return VLLMServerLM(model, base_url, identity=identity, **options)
     return VLLMEngineLM(model, identity=identity, **options)

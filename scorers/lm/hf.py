@@ -101,11 +101,20 @@ class HFEvaluationLM:
         gguf_file: str | None = None,
         revision: str | None = None,
         identity: str | None = None,
+        adapter: str | Path | None = None,
         **options: Any,
     ) -> HFEvaluationLM:
         """Load a model and tokenizer from a local folder or hub id.
 
         ``dtype`` defaults to float32 on CPU (the reproducible reference) and bfloat16 on GPU.
+        ``adapter`` is the folder of a LoRA adapter trained on this base model (``gem-tasks
+        finetune train``, GEM paper App. E); it is loaded with peft and merged into the weights
+        (the same function, computed at the base's cost), and its content fingerprint is added
+        to the identity (``...+lora@<hash>:<dtype>``), so its scores never share cache entries
+        or signature groups with the base model's or another adapter's. An adapter folder
+        without a LoRA adapter raises :class:`~scorers.lm.adapter.AdapterError`; a missing peft
+        raises ``ImportError`` with the install command; an adapter trained on another base
+        fails in peft when its shapes do not match.
         """
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -125,10 +134,14 @@ class HFEvaluationLM:
         ).to(device)
         if identity is None:
             commit = getattr(model.config, "_commit_hash", None) or revision or "local"
-            identity = f"hf/{name_or_path}@{commit}:{dtype}"
-        elif not identity.endswith(f":{dtype}"):
-            identity = f"{identity}:{dtype}"
-        return cls(model, tokenizer, identity=identity, **options)
+            identity = f"hf/{name_or_path}@{commit}"
+        identity = identity.removesuffix(f":{dtype}")
+        if adapter is not None:
+            from scorers.lm.adapter import adapter_identity
+
+            model = _merge_adapter(model, adapter)
+            identity = adapter_identity(identity, adapter)
+        return cls(model, tokenizer, identity=f"{identity}:{dtype}", **options)
 
     # -- protocol -----------------------------------------------------------------------------
     @property
@@ -436,6 +449,18 @@ def _sliced_logprobs(rows: Any, tokens: Any, head: Any, step: int, transform: An
         running_max = new_max
     finite = torch.where(torch.isfinite(running_max), running_max, torch.zeros_like(running_max))
     return picked - (running_sum.log() + finite)
+
+
+def _merge_adapter(model: Any, adapter: str | Path) -> Any:
+    """``model`` with the LoRA adapter in folder ``adapter`` merged into its weights."""
+    from scorers.lm.adapter import adapter_config, peft_install_hint
+
+    adapter_config(adapter)  # a clear error for a folder that is not a LoRA adapter
+    try:
+        from peft import PeftModel
+    except ImportError as exc:
+        raise ImportError(f"scoring with a LoRA adapter needs peft: {peft_install_hint}") from exc
+    return PeftModel.from_pretrained(model, str(adapter)).merge_and_unload().eval()
 
 
 def _empty_cache() -> Any:

@@ -80,6 +80,13 @@ class VLLMEngineLM:
 
     ``engine_args`` pass through to ``AsyncEngineArgs`` (dtype, max_model_len,
     gpu_memory_utilization, tensor_parallel_size, data_parallel_size, quantization, ...).
+
+    ``adapter`` is the folder of a LoRA adapter trained on ``model`` (``gem-tasks finetune
+    train``, GEM paper App. E): the engine starts with ``enable_lora`` (``max_lora_rank`` the
+    smallest vLLM rank at least the adapter's ``r``, unless given) and every request carries
+    its ``LoRARequest``; the adapter's content fingerprint is added to the identity
+    (``...+lora@<hash>:<dtype>``). A folder without a LoRA adapter raises
+    :class:`~scorers.lm.adapter.AdapterError`.
     """
 
     def __init__(
@@ -90,6 +97,7 @@ class VLLMEngineLM:
         dtype: str = "auto",
         enable_prefix_caching: bool = False,
         revision: str | None = None,
+        adapter: str | Path | None = None,
         **engine_args: Any,
     ) -> None:
         try:
@@ -101,6 +109,10 @@ class VLLMEngineLM:
             ) from exc
         self._model = str(model)
         self._tokenizer = _load_tokenizer(self._model, revision)
+        self._lora: Any = None
+        if adapter is not None:
+            engine_args = {**lora_engine_args(adapter), **engine_args}
+            self._lora = lora_request(adapter)
         args = AsyncEngineArgs(
             model=self._model,
             dtype=dtype,
@@ -120,6 +132,10 @@ class VLLMEngineLM:
         self._dtype = str(model_config.dtype).removeprefix("torch.")
         self._max_length = int(model_config.max_model_len)
         self._identity = identity or f"vllm/{self._model}@{revision or 'local'}"
+        if adapter is not None:
+            from scorers.lm.adapter import adapter_identity
+
+            self._identity = adapter_identity(self._identity, adapter)
         self._identity = f"{self._identity}:{self._dtype}"
 
     @staticmethod
@@ -146,7 +162,10 @@ class VLLMEngineLM:
 
         final = None
         async for output in self._engine.generate(
-            TokensPrompt(prompt_token_ids=prompt_ids), params, request_id=uuid.uuid4().hex
+            TokensPrompt(prompt_token_ids=prompt_ids),
+            params,
+            request_id=uuid.uuid4().hex,
+            lora_request=self._lora,
         ):
             final = output
         return final
@@ -202,6 +221,35 @@ class VLLMEngineLM:
             self._thread.join(timeout=10)
 
 
+_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
+"""The LoRA ranks a vLLM engine can be sized for (``max_lora_rank``)."""
+
+
+def lora_engine_args(adapter: str | Path) -> dict[str, Any]:
+    """Engine arguments that let a vLLM engine apply the LoRA adapter in folder ``adapter``:
+    ``enable_lora``, one adapter at a time, and the smallest ``max_lora_rank`` that holds its
+    ``r``."""
+    from scorers.lm.adapter import AdapterError, adapter_config
+
+    rank = int(adapter_config(adapter).get("r") or 0)
+    fitting = [r for r in _LORA_RANKS if r >= rank]
+    if not fitting:
+        largest = _LORA_RANKS[-1]
+        raise AdapterError(f"{adapter}: LoRA rank {rank} exceeds vLLM's largest ({largest})")
+    return {"enable_lora": True, "max_loras": 1, "max_lora_rank": fitting[0]}
+
+
+def lora_request(adapter: str | Path) -> Any:
+    """The ``LoRARequest`` every request to an engine scoring with ``adapter`` carries (named by
+    the adapter's fingerprint)."""
+    from vllm.lora.request import LoRARequest
+
+    from scorers.lm.adapter import adapter_fingerprint
+
+    path = Path(adapter).resolve()
+    return LoRARequest(f"gem-lora-{adapter_fingerprint(path)}", 1, str(path))
+
+
 _RETRY_STATUS = {408, 429, 500, 502, 503, 504}
 
 
@@ -211,6 +259,12 @@ class VLLMServerLM:
     Connection failures, timeouts and 408/429/5xx answers are retried with exponential backoff
     (``max_retries`` times); other errors (wrong model name, prompt too long) fail at once. Every
     error names the URL.
+
+    With a LoRA ``adapter`` (a local folder; GEM paper App. E), the servers must serve it under
+    ``served_model_name`` (``vllm serve <base> --enable-lora --lora-modules <name>=<folder>``;
+    the name defaults to the folder's name), requests name that adapter as their model, and the
+    identity gets the local folder's content fingerprint (``...+lora@<hash>``). The servers'
+    copy is not checked against the local one: serve the same folder.
     """
 
     def __init__(
@@ -228,6 +282,7 @@ class VLLMServerLM:
         backoff: float = 1.0,
         max_concurrency: int = 32,
         api_key: str | None = None,
+        adapter: str | Path | None = None,
     ) -> None:
         import httpx
 
@@ -241,7 +296,12 @@ class VLLMServerLM:
         self._model = model
         self._served = served_model_name or model
         self._tokenizer = _load_tokenizer(tokenizer or model)
-        self._identity = f"{identity or f'vllm/{model}'}:{dtype}"
+        base_identity = identity or f"vllm/{model}"
+        if adapter is not None:
+            from scorers.lm.adapter import adapter_identity
+
+            base_identity = adapter_identity(base_identity, adapter)
+        self._identity = f"{base_identity}:{dtype}"
         self._max_length = max_length
         self.max_retries = max_retries
         self.backoff = backoff

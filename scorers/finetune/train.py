@@ -1,0 +1,326 @@
+"""LoRA fine-tuning of an evaluation LM on the App. E data (GEM paper App. E.1).
+
+The paper trains Llama-3.1-8B-Instruct (4-bit, Unsloth) with LoRA r 16, alpha 16, dropout 0,
+learning rate 2e-4 with a linear schedule and 5 warm-up steps, 3 epochs, batch 2 with 4
+gradient-accumulation steps, weight decay 0.01, seed 42, maximum sequence length 4096 and the
+8-bit AdamW of bitsandbytes. :class:`LoraSettings` holds those numbers as defaults; the optimizer
+defaults to torch's AdamW (``optim="adamw_8bit"`` reproduces the paper's where bitsandbytes is
+installed). LoRA goes on every linear layer of the transformer blocks (``all-linear``: q, k, v,
+o, gate, up and down projections on Llama, the list Unsloth's recipe uses). This module uses
+transformers' ``Trainer`` and peft; the loss is on the assistant turn only (the data's
+``labels``, :mod:`scorers.finetune.data`).
+
+Checkpoints go to ``<out>/checkpoints`` every ``save_steps`` optimizer steps; a run started again
+with the same ``out`` resumes from the newest one. The adapter is saved to ``<out>/adapter``
+(score with it through ``scorer_lm_args={"adapter": "<out>/adapter"}``), the loss history to
+``<out>/training_log.jsonl``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from scorers.errors import GemTasksError
+from scorers.finetune.data import IGNORE_INDEX, chat_template_hash, load_finetune_data
+from scorers.lm.adapter import peft_install_hint
+
+__all__ = [
+    "FinetuneError",
+    "LoraSettings",
+    "TrainResult",
+    "assistant_loss",
+    "collate",
+    "resolve_base_model",
+    "train_adapter",
+]
+
+ADAPTER_FOLDER = "adapter"
+CHECKPOINT_FOLDER = "checkpoints"
+LOG_FILE = "training_log.jsonl"
+INFO_FILE = "gem_finetune.json"
+
+
+class FinetuneError(GemTasksError, RuntimeError):
+    """Fine-tuning cannot run as asked (missing optional dependency, no GPU for 4-bit, data
+    rendered for another chat template)."""
+
+
+@dataclass(frozen=True)
+class LoraSettings:
+    """LoRA and optimisation settings; the defaults are GEM App. E.1's."""
+
+    r: int = 16
+    alpha: int = 16
+    dropout: float = 0.0
+    target_modules: str | tuple[str, ...] = "all-linear"
+    learning_rate: float = 2e-4
+    lr_scheduler: str = "linear"
+    epochs: float = 3.0
+    batch_size: int = 2
+    gradient_accumulation: int = 4
+    warmup_steps: int = 5
+    weight_decay: float = 0.01
+    seed: int = 42
+    optim: str = "adamw_torch"
+    """The paper's ``adamw_8bit`` needs bitsandbytes."""
+    max_steps: int = -1
+    """Stop after this many optimizer steps (-1: run ``epochs``)."""
+    logging_steps: int = 1
+    save_steps: int = 50
+    save_total_limit: int | None = 3
+    gradient_checkpointing: bool = False
+
+
+@dataclass
+class TrainResult:
+    """Where the adapter went and how training went."""
+
+    adapter: Path
+    steps: int
+    train_loss: float | None
+    log_history: list[dict[str, Any]]
+    resumed_from: str | None
+
+
+def resolve_base_model(base: str | Path) -> str:
+    """A hub id or folder for ``base``; ``embedded`` is the embedded SmolLM2's folder."""
+    if str(base) in ("embedded", "embedded/smollm2"):
+        from scorers.lm.embedded import materialize_embedded
+
+        return str(materialize_embedded())
+    return str(base)
+
+
+def collate(rows: list[dict[str, Any]], pad_id: int) -> dict[str, Any]:
+    """A right-padded batch: ``input_ids`` padded with ``pad_id``, ``labels`` with -100 and an
+    ``attention_mask`` of the real tokens."""
+    import torch
+
+    width = max(len(r["input_ids"]) for r in rows)
+    input_ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    labels = torch.full((len(rows), width), IGNORE_INDEX, dtype=torch.long)
+    attention = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, row in enumerate(rows):
+        n = len(row["input_ids"])
+        input_ids[i, :n] = torch.tensor(row["input_ids"])
+        labels[i, :n] = torch.tensor(row["labels"])
+        attention[i, :n] = 1
+    return {"input_ids": input_ids, "labels": labels, "attention_mask": attention}
+
+
+def assistant_loss(model: Any, rows: list[dict[str, Any]], pad_id: int) -> float:
+    """Mean cross-entropy (nats per token) of ``rows``' target tokens under ``model``: the
+    training loss, without gradients."""
+    import torch
+
+    batch = collate(rows, pad_id)
+    device = next(model.parameters()).device
+    with torch.no_grad():
+        out = model(**{k: v.to(device) for k, v in batch.items()})
+    return float(out.loss)
+
+
+def _pad_id(tokenizer: Any) -> int:
+    for candidate in (tokenizer.pad_token_id, tokenizer.eos_token_id, 0):
+        if candidate is not None:
+            return int(candidate)
+    return 0
+
+
+def _load_base(
+    base: str, *, dtype: str | None, device: str | None, load_in_4bit: bool
+) -> tuple[Any, str]:
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    if device is None:
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    if dtype is None:
+        dtype = "float32" if device == "cpu" else "bfloat16"
+    if load_in_4bit:
+        if not torch.cuda.is_available() or device == "cpu":
+            raise FinetuneError("4-bit loading (bitsandbytes) needs a CUDA GPU; drop load_in_4bit")
+        try:
+            import bitsandbytes  # noqa: F401
+        except ImportError as exc:
+            raise FinetuneError(
+                "4-bit loading needs bitsandbytes: pip install bitsandbytes"
+            ) from exc
+        from peft import prepare_model_for_kbit_training
+        from transformers import BitsAndBytesConfig
+
+        quantization = BitsAndBytesConfig(
+            load_in_4bit=True,
+            bnb_4bit_quant_type="nf4",
+            bnb_4bit_compute_dtype=getattr(torch, dtype),
+        )
+        model = AutoModelForCausalLM.from_pretrained(
+            base, quantization_config=quantization, device_map={"": 0}, dtype=getattr(torch, dtype)
+        )
+        return prepare_model_for_kbit_training(model), device
+    model = AutoModelForCausalLM.from_pretrained(base, dtype=getattr(torch, dtype)).to(device)
+    return model, device
+
+
+def _log_callback(path: Path, progress: bool) -> Any:
+    from transformers import TrainerCallback
+
+    class LossLog(TrainerCallback):
+        """Appends every logged step to ``training_log.jsonl`` and prints the loss."""
+
+        def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **_: Any) -> None:
+            if not logs or not state.is_world_process_zero:
+                return
+            entry = {"step": state.global_step, "max_steps": state.max_steps, **logs}
+            with path.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(entry) + "\n")
+            if progress and "loss" in logs:
+                print(
+                    f"step {state.global_step}/{state.max_steps} loss {logs['loss']:.4f} "
+                    f"lr {logs.get('learning_rate', 0):.2e}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+
+    return LossLog()
+
+
+def train_adapter(
+    data: str | Path,
+    base_model: str | Path,
+    out: str | Path,
+    *,
+    settings: LoraSettings | None = None,
+    dtype: str | None = None,
+    device: str | None = None,
+    load_in_4bit: bool = False,
+    resume: bool = True,
+    progress: bool = True,
+) -> TrainResult:
+    """Train a LoRA adapter of ``base_model`` on the App. E data in folder ``data``.
+
+    Args:
+        data: a folder written by ``gem-tasks finetune data``
+            (:func:`scorers.finetune.data.save_finetune_data`).
+        base_model: hub id or folder of the model the data was rendered for (``embedded``: the
+            embedded SmolLM2).
+        out: output folder: ``adapter/``, ``checkpoints/``, ``training_log.jsonl``.
+        settings: LoRA and optimisation settings (default: App. E's, :class:`LoraSettings`).
+        dtype: weights' precision (default float32 on CPU, bfloat16 on GPU).
+        device: ``cpu`` or ``cuda`` (default: a GPU where there is one).
+        load_in_4bit: load the base in 4-bit NF4 (QLoRA, as App. E); needs a CUDA GPU and
+            bitsandbytes, else :class:`FinetuneError`.
+        resume: continue from the newest checkpoint in ``out/checkpoints`` (default True).
+        progress: print the loss of every logged step to stderr (default True).
+
+    Raises:
+        FinetuneError: the data was rendered with another chat template than ``base_model``'s,
+            peft is missing, or 4-bit loading cannot run here.
+        FinetuneDataError: ``data`` is not a finetune-data folder.
+    """
+    settings = settings or LoraSettings()
+    try:
+        from peft import LoraConfig, get_peft_model
+    except ImportError as exc:
+        raise FinetuneError(f"fine-tuning needs peft: {peft_install_hint}") from exc
+    from transformers import AutoTokenizer, Trainer, TrainingArguments
+    from transformers.trainer_utils import get_last_checkpoint
+
+    dataset, manifest = load_finetune_data(data)
+    base = resolve_base_model(base_model)
+    tokenizer = AutoTokenizer.from_pretrained(base)
+    expected = manifest.get("settings", {}).get("chat_template_sha")
+    if expected and expected != chat_template_hash(tokenizer):
+        raise FinetuneError(
+            f"the data in {data} was rendered with another chat template than {base_model}'s "
+            f"(tokenizer {manifest['settings'].get('tokenizer')!r}); rebuild it with "
+            f"gem-tasks finetune data --model {base_model}"
+        )
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    checkpoints = out / CHECKPOINT_FOLDER
+    model, device = _load_base(base, dtype=dtype, device=device, load_in_4bit=load_in_4bit)
+    if settings.gradient_checkpointing:
+        model.gradient_checkpointing_enable()
+        model.enable_input_require_grads()
+    lora = LoraConfig(
+        r=settings.r,
+        lora_alpha=settings.alpha,
+        lora_dropout=settings.dropout,
+        target_modules=(
+            settings.target_modules
+            if isinstance(settings.target_modules, str)
+            else list(settings.target_modules)
+        ),
+        bias="none",
+        task_type="CAUSAL_LM",
+    )
+    model = get_peft_model(model, lora)
+    pad_id = _pad_id(tokenizer)
+    columns = [c for c in dataset.column_names if c not in ("input_ids", "labels")]
+    train_set = dataset.remove_columns(columns)
+    args = TrainingArguments(
+        output_dir=str(checkpoints),
+        per_device_train_batch_size=settings.batch_size,
+        gradient_accumulation_steps=settings.gradient_accumulation,
+        learning_rate=settings.learning_rate,
+        lr_scheduler_type=settings.lr_scheduler,
+        num_train_epochs=settings.epochs,
+        max_steps=settings.max_steps,
+        warmup_steps=settings.warmup_steps,
+        weight_decay=settings.weight_decay,
+        optim=settings.optim,
+        seed=settings.seed,
+        data_seed=settings.seed,
+        logging_steps=settings.logging_steps,
+        logging_first_step=True,
+        save_strategy="steps",
+        save_steps=settings.save_steps,
+        save_total_limit=settings.save_total_limit,
+        bf16=device != "cpu" and (dtype or "bfloat16") == "bfloat16",
+        use_cpu=device == "cpu",
+        report_to=[],
+        remove_unused_columns=False,
+        disable_tqdm=not progress,
+        dataloader_num_workers=0,
+    )
+    trainer = Trainer(
+        model=model,
+        args=args,
+        train_dataset=train_set,
+        data_collator=lambda rows: collate(rows, pad_id),
+        callbacks=[_log_callback(out / LOG_FILE, progress)],
+    )
+    last = get_last_checkpoint(str(checkpoints)) if resume and checkpoints.is_dir() else None
+    if progress:
+        print(
+            f"training {base_model} on {len(train_set)} rows from {data}"
+            + (f", resuming from {last}" if last else ""),
+            file=sys.stderr,
+        )
+    output = trainer.train(resume_from_checkpoint=last)
+    adapter = out / ADAPTER_FOLDER
+    model.save_pretrained(str(adapter))
+    info = {
+        "base_model": str(base_model),
+        "data": str(data),
+        "data_settings": manifest.get("settings", {}),
+        "training_papers": len(manifest.get("training_papers", [])),
+        "rows": len(train_set),
+        "lora": asdict(settings),
+        "load_in_4bit": load_in_4bit,
+        "steps": trainer.state.global_step,
+        "train_loss": output.training_loss,
+    }
+    (adapter / INFO_FILE).write_text(json.dumps(info, indent=2, default=str) + "\n")
+    return TrainResult(
+        adapter=adapter,
+        steps=trainer.state.global_step,
+        train_loss=output.training_loss,
+        log_history=list(trainer.state.log_history),
+        resumed_from=last,
+    )
