@@ -139,6 +139,16 @@ def main() -> None:
     parser.add_argument(
         "--skip-model", action="store_true", help="do not run the embedded model's own reviews"
     )
+    parser.add_argument(
+        "--model-papers",
+        type=int,
+        help="the embedded model reviews only the first this many papers (default all)",
+    )
+    parser.add_argument(
+        "--model-only",
+        action="store_true",
+        help="run no strategy: only the embedded model's reviews, then the report",
+    )
     args = parser.parse_args()
     judgments = args.level == "judgments"
     args.data = args.data or (DEFAULT_RELEASE if judgments else DEFAULT_DATA)
@@ -156,7 +166,7 @@ def main() -> None:
     lm_args = {"dtype": args.dtype, "generation_batch_tokens": args.generation_batch_tokens}
     universal_log = None
     for strategy in strategies:
-        if args.only and strategy not in args.only:
+        if args.model_only or (args.only and strategy not in args.only):
             continue
         started = time.perf_counter()
         [log] = inspect_eval(
@@ -194,9 +204,11 @@ def main() -> None:
             display="plain",
             max_tokens=256,
             max_samples=args.max_samples,
+            limit=args.model_papers,
         )
         seconds = round(time.perf_counter() - started, 1)
-        timings[f"iclr smollm2/embedded reviews ({args.papers} papers)"] = seconds
+        reviewed = min(args.model_papers or args.papers, args.papers)
+        timings[f"iclr smollm2/embedded reviews ({reviewed} papers)"] = seconds
         print(f"embedded model's reviews: {model_log.status}, {seconds} s", flush=True)
     paths = write_report([logs], args.out, progress=False)
     timings_file.write_text(json.dumps(timings, indent=2) + "\n")
