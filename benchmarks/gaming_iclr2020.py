@@ -96,15 +96,19 @@ def universal_comparison(universal_log, model_log, scorers: tuple[str, ...]) -> 
         if model:
             parts.append(_row("SmolLM2-135M's own review", model))
         parts.append(_row("universal review (same text for every paper)", universal))
-        for name, other in (("human", human), ("SmolLM2", model)):
-            shared = sorted(set(other) & set(universal))
+        for label, first, other in (
+            ("universal − human", universal, human),
+            ("universal − SmolLM2", universal, model),
+            ("SmolLM2 − human", model, human),
+        ):
+            shared = sorted(set(other) & set(first))
             if not shared:
                 continue
             comparison = paired_comparison(
-                [universal[p] for p in shared], [other[p] for p in shared], level=0.90
+                [first[p] for p in shared], [other[p] for p in shared], level=0.90
             )
             parts.append(
-                f"\nuniversal − {name}: {comparison.mean_difference:+.3f} "
+                f"\n{label}: {comparison.mean_difference:+.3f} "
                 f"[{comparison.ci_lower:+.3f}, {comparison.ci_upper:+.3f}] over {comparison.n} "
                 f"papers, paired t-test p = {comparison.p:.2g}"
             )
