@@ -532,3 +532,24 @@ def test_inspect_score_cli(demo_logs, tmp_path):
     run = inspect_score(human_log, output, "--action", "overwrite")
     assert run.returncode == 0, run.stderr[-3000:]
     assert sample_values(output) == sample_values(human_log)
+
+
+def test_group_captions_show_the_signatures_own_fields_and_never_nan(tmp_path, capsys):
+    """A metric without an evaluation LM (BLEU) is captioned with its own signature fields, not
+    with ``nan``/``None`` placeholders; GEM's caption names its evaluation LM."""
+    bleu = {
+        "metric": "bleu",
+        "version": 1,
+        "family": "overlap",
+        "settings": "nltk sentence_bleu",
+        "package_version": "0.1",
+    }
+    write_log(tmp_path / "logs" / "bleu.eval", "openai/model-a", A, scorer="bleu", sig=bleu)
+    write_log(tmp_path / "logs" / "gem.eval", "openai/model-a", A)
+    assert cli_main(["leaderboard", str(tmp_path / "logs"), "--quiet"]) == 0
+    headings = [line for line in capsys.readouterr().out.splitlines() if line.startswith("## ")]
+    [bleu_heading] = [h for h in headings if h.startswith("## BLEU")]
+    assert "settings `nltk sentence_bleu`" in bleu_heading and "family `overlap`" in bleu_heading
+    assert not any(word in bleu_heading for word in ("nan", "None", "evaluation LM"))
+    [gem_heading] = [h for h in headings if h.startswith("## GEM ")]
+    assert f"evaluation LM `{BASE_SIGNATURE['evaluation_lm']}`" in gem_heading

@@ -87,6 +87,11 @@ def _p(value: float) -> str:
     return "n/a" if not math.isfinite(value) else f"{value:.3g}"
 
 
+_CAPTION_SKIP = frozenset(
+    {"metric", "version", "prompts", "package_version", "evaluation_lm", "preprocessor", "synopsis"}
+)
+
+
 def _group_caption(board: Leaderboard, metric: str, group: str) -> str:
     if group == "merged":
         return "all signature groups merged (--merge)"
@@ -94,10 +99,30 @@ def _group_caption(board: Leaderboard, metric: str, group: str) -> str:
     if row.empty:
         return ""
     r = row.iloc[0]
-    return (
-        f"signature group {group}: evaluation LM `{r['evaluation_lm']}`, preprocessor "
-        f"`{r['preprocessor']}`, synopsis `{r['synopsis']}`, package {r['package_version']}"
-    )
+    fields = [
+        (label, r.get(key))
+        for label, key in (
+            ("evaluation LM", "evaluation_lm"),
+            ("preprocessor", "preprocessor"),
+            ("synopsis", "synopsis"),
+        )
+    ]
+    # the family's own fields (BERTScore's embedding model, a judge, ...) after the common ones
+    signature = json.loads(r["signature"]) if _present(r.get("signature")) else {}
+    fields += [
+        (key.replace("_", " "), value)
+        for key, value in signature.items()
+        if key not in _CAPTION_SKIP and not isinstance(value, dict | list)
+    ]
+    # a field the metric's signature does not have (BLEU has no evaluation LM) is left out
+    shown = [f"{label} `{value}`" for label, value in fields if _present(value)]
+    return f"signature group {group}" + (": " + ", ".join(shown) if shown else "")
+
+
+def _present(value: object) -> bool:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return False
+    return str(value).strip() not in ("", "None", "nan")
 
 
 def leaderboard_markdown(board: Leaderboard) -> str:
