@@ -38,6 +38,7 @@ from gem_tasks.tasks.iclr import iclr
 from gem_tasks.tasks.robustness import robustness
 from scorers.data.records import load_records
 from scorers.data.sources.gem_release import gem_release_records
+from scorers.registry import resolve_metric_names
 from scorers.validation.perturbations import GAMING
 from scorers.validation.statistics import mean_confidence_interval, paired_comparison
 
@@ -149,6 +150,13 @@ def main() -> None:
         help="the embedded model reviews only the first this many papers (default all)",
     )
     parser.add_argument(
+        "--scorers",
+        help="comma-separated metrics to score (default: "
+        + ",".join(SCORERS)
+        + "; at --level judgments: gem); any registered metric, e.g. lm_examiner or the "
+        "Scoring Rules cells, to extend the gaming table",
+    )
+    parser.add_argument(
         "--model-only",
         action="store_true",
         help="run no strategy: only the embedded model's reviews, then the report",
@@ -156,7 +164,11 @@ def main() -> None:
     args = parser.parse_args()
     judgments = args.level == "judgments"
     args.data = args.data or (DEFAULT_RELEASE if judgments else DEFAULT_DATA)
-    scorers = ("gem",) if judgments else SCORERS
+    default = ("gem",) if judgments else SCORERS
+    try:
+        scorers = tuple(resolve_metric_names(args.scorers)) if args.scorers else default
+    except ValueError as exc:
+        parser.error(str(exc))
     strategies = [s for s in GAMING if not (judgments and s in NEEDS_ABSTRACT)]
     if judgments:
         args.skip_model = True  # the model's own reviews would need rewriting by the LM
@@ -199,7 +211,7 @@ def main() -> None:
         [model_log] = inspect_eval(
             iclr(
                 dataset=str(records),
-                scorers=",".join(SCORERS),
+                scorers=",".join(scorers),
                 scorer_lm=args.scorer_lm,
                 scorer_lm_args=lm_args,
             ),
