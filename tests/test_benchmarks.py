@@ -173,3 +173,38 @@ def test_scoring_rules_cost_benchmark_counts_calls(tmp_path: Path, tiny_model, t
     assert tvd["scored"] + len(tvd["unscored_reasons"]) >= 1
     assert all("unreadable oracle reply" in reason for reason in tvd["unscored_reasons"])
     assert 5 <= tvd["oracle_calls_per_sample"] <= 10  # 5 questions, at most one retry each
+
+
+def test_gaming_benchmark_compares_the_universal_review_paper_by_paper():
+    """The universal-review comparison reads the paired scores' two sides and the model log's
+    scores by paper, and its paired lines use only the papers both sides have."""
+    from types import SimpleNamespace
+
+    from scorers.validation.statistics import paired_comparison
+
+    gaming = load_benchmark("gaming_iclr2020")
+
+    def sample(paper, scores):
+        return SimpleNamespace(id=paper, scores=scores)
+
+    def paired(before, after):
+        return SimpleNamespace(value={"before": before, "after": after})
+
+    human = {"p1": 5.0, "p2": 7.0, "p3": 2.0, "p4": 4.0}
+    universal = {"p1": -1.0, "p2": 0.5, "p3": -3.0, "p4": 1.0}
+    model = {"p1": 6.0, "p2": 4.0, "p3": 3.5}  # p4 not reviewed
+    universal_log = SimpleNamespace(
+        samples=[sample(p, {"gem_paired": paired(human[p], universal[p])}) for p in human]
+    )
+    model_log = SimpleNamespace(
+        samples=[sample(p, {"gem": SimpleNamespace(value=v)}) for p, v in model.items()]
+    )
+    text = gaming.universal_comparison(universal_log, model_log, ("gem",))
+    assert "| human (held-out review) | 4 | 4.500 |" in text
+    assert "| SmolLM2-135M's own review | 3 | 4.500 |" in text
+    assert "| universal review (same text for every paper) | 4 | -0.625 |" in text
+    shared = ["p1", "p2", "p3"]
+    expected = paired_comparison([model[p] for p in shared], [human[p] for p in shared], level=0.90)
+    assert f"SmolLM2 − human: {expected.mean_difference:+.3f}" in text
+    assert expected.mean_difference == pytest.approx((1.0 - 3.0 + 1.5) / 3)
+    assert "over 3 papers" in text and "universal − human: -5.125" in text
