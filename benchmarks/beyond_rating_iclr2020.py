@@ -32,29 +32,17 @@ from typing import Any
 
 import numpy as np
 from inspect_ai import eval as inspect_eval
+from shared_records import write_records
 
 from gem_tasks.tasks.review_quality import review_quality
 from gem_tasks.tasks.review_quality.review_quality import ALL_EXPERTS, DEFAULT_SCORERS
 from gem_tasks.tasks.robustness import robustness
-from scorers.data.records import load_records
 from scorers.validation.statistics import mean_confidence_interval
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_DATA = HERE.parent.parent / "shared" / "data" / "iclr2020_gppm" / "iclr2020_papers.jsonl"
 SCORERS = f"{DEFAULT_SCORERS},br_binoculars"
 BINOCULARS = {"br_binoculars": {"observer": "embedded", "performer": "embedded"}}
-
-
-def write_records(data: Path, out: Path, papers: int) -> Path:
-    from dataclasses import asdict
-
-    path = out / f"records_{papers}.jsonl"
-    with path.open("w", encoding="utf-8") as handle:
-        for record in load_records(data)[:papers]:
-            row = asdict(record)
-            row["reviews"] = [{k: v for k, v in r.items() if k != "extra"} for r in row["reviews"]]
-            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-    return path
 
 
 def _rows(log, side: str | None) -> dict[str, list[dict[str, Any]]]:
@@ -147,7 +135,7 @@ def main() -> None:
         raise SystemExit(f"{args.data}: not found (the shared review data is not in this checkout)")
     args.out.mkdir(parents=True, exist_ok=True)
     logs = str(args.out / "logs")
-    records = str(write_records(args.data, args.out, args.papers))
+    records = str(write_records(args.data, args.out, args.papers, release=False))
     options = BINOCULARS if "br_binoculars" in args.scorers else None
     common = {"log_dir": logs, "display": "plain", "max_samples": args.max_samples}
     timings: dict[str, float] = {}

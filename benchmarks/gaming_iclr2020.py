@@ -26,18 +26,16 @@ import argparse
 import json
 import math
 import time
-from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import read_eval_log
+from shared_records import write_records
 
 from gem_tasks.analysis.report import write_report
 from gem_tasks.tasks.iclr import iclr
 from gem_tasks.tasks.robustness import robustness
-from scorers.data.records import load_records
-from scorers.data.sources.gem_release import gem_release_records
 from scorers.registry import resolve_metric_names
 from scorers.validation.perturbations import GAMING
 from scorers.validation.statistics import mean_confidence_interval, paired_comparison
@@ -47,17 +45,6 @@ DEFAULT_DATA = HERE.parent.parent / "shared" / "data" / "iclr2020_gppm" / "iclr2
 DEFAULT_RELEASE = HERE.parent.parent / "shared" / "data" / "iclr2023_gem" / "iclr2023_reviews.jsonl"
 SCORERS = ("gem", "gem_s", "gem_raw", "bleu", "rouge_l", "bertscore", "bartscore_f1")
 NEEDS_ABSTRACT = ("abstract_copy", "paper_copy")
-
-
-def write_records(data: Path, out: Path, papers: int, *, release: bool) -> Path:
-    records = (gem_release_records(data) if release else load_records(data))[:papers]
-    path = out / f"records_{papers}.jsonl"
-    with path.open("w", encoding="utf-8") as handle:
-        for record in records:
-            row = asdict(record)
-            row["reviews"] = [{k: v for k, v in r.items() if k != "extra"} for r in row["reviews"]]
-            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-    return path
 
 
 def _values(log, scorer: str, side: str | None) -> dict[str, float]:

@@ -26,8 +26,9 @@ import json
 import time
 from pathlib import Path
 
-from gaming_iclr2020 import DEFAULT_DATA, write_records
+from gaming_iclr2020 import DEFAULT_DATA
 from inspect_ai import eval as inspect_eval
+from shared_records import write_records
 
 from gem_tasks.analysis.report import write_report
 from gem_tasks.tasks.robustness import robustness

@@ -26,14 +26,13 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from dataclasses import asdict
 from pathlib import Path
 
 from inspect_ai import eval as inspect_eval
+from shared_records import write_records
 
 from gem_tasks.analysis.report import write_report
 from gem_tasks.tasks.robustness import robustness
-from scorers.data.sources.gem_release import gem_release_records
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_DATA = HERE.parent.parent / "shared" / "data" / "iclr2023_gem" / "iclr2023_reviews.jsonl"
@@ -46,17 +45,6 @@ RUNS = [
     ("sentence_deletion", "review", "gem_raw", "raw_papers"),
     ("meaningless_elongation", "review", "gem_raw", "raw_papers"),
 ]
-
-
-def write_records(data: Path, out: Path, papers: int) -> Path:
-    records = gem_release_records(data)[:papers]
-    path = out / f"records_{papers}.jsonl"
-    with path.open("w", encoding="utf-8") as handle:
-        for record in records:
-            row = asdict(record)
-            row["reviews"] = [{k: v for k, v in r.items() if k != "extra"} for r in row["reviews"]]
-            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-    return path
 
 
 def main() -> None:
@@ -83,7 +71,7 @@ def main() -> None:
         if args.only and strategy not in args.only:
             continue
         papers = getattr(args, count)
-        records = write_records(args.data, args.out, papers)
+        records = write_records(args.data, args.out, papers, release=True)
         started = time.perf_counter()
         # LLM parts of a strategy (elongation's one-line summaries) use the embedded model too
         model = "smollm2/embedded" if strategy == "meaningless_elongation" else "none"

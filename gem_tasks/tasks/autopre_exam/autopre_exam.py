@@ -27,9 +27,9 @@ from scorers.metrics.autopre.judging import (
     VARIANTS,
     Judge,
     Pair,
-    all_variants,
     ask_confidence,
     ask_pairs,
+    parse_judge_entries,
 )
 from scorers.resources import Resources
 
@@ -44,19 +44,7 @@ DEFAULT_JUDGES = "scorer_lm@before,scorer_lm@after,scorer_lm@expert"
 def parse_judge_specs(judges: str | list[str]) -> list[tuple[str, str, str]]:
     """``model[@variant]`` entries (an Inspect model name, or ``scorer_lm``) -> (name, model,
     variant); unknown variants and duplicates are ``ValueError``."""
-    entries = judges.split(",") if isinstance(judges, str) else list(judges)
-    out = []
-    for entry in (e.strip() for e in entries if e.strip()):
-        model, _, variant = entry.rpartition("@") if "@" in entry else (entry, "", "before")
-        variant = variant or "before"
-        if variant not in all_variants():
-            raise ValueError(f"judge {entry!r}: unknown prompt variant; use {all_variants()}")
-        out.append((f"{model}@{variant}", model, variant))
-    if not out:
-        raise ValueError("no judge given")
-    if len({name for name, _, _ in out}) != len(out):
-        raise ValueError(f"a judge is given twice: {judges!r}")
-    return out
+    return parse_judge_entries(judges)
 
 
 @solver

@@ -29,8 +29,8 @@ from scorers.metrics.autopre.judging import (
     VARIANTS,
     Judge,
     Pair,
-    all_variants,
     ask_pairs,
+    parse_judge_entries,
     template_of,
 )
 from scorers.registry import Metric, register_metric_class
@@ -48,23 +48,12 @@ JUDGE_ROLES = ("judge", "judge_2", "judge_3", "judge_4", "judge_5")
 def parse_judges(spec: str | list[str] | tuple[str, ...]) -> list[tuple[str, str, str]]:
     """``role[@variant]`` entries -> (name, role, variant); unknown roles or variants and
     duplicates are ``ValueError``."""
-    entries = spec.split(",") if isinstance(spec, str) else list(spec)
-    out = []
-    for entry in (e.strip() for e in entries):
-        if not entry:
-            continue
-        role, _, variant = entry.partition("@")
-        variant = variant or "before"
+
+    def known_role(role: str) -> None:
         if role not in JUDGE_ROLES:
             raise ValueError(f"unknown judge role {role!r}; panel roles are {JUDGE_ROLES}")
-        if variant not in all_variants():
-            raise ValueError(f"unknown prompt variant {variant!r}; variants: {all_variants()}")
-        out.append((f"{role}@{variant}", role, variant))
-    if not out:
-        raise ValueError("no judge given")
-    if len({name for name, _, _ in out}) != len(out):
-        raise ValueError(f"a judge is given twice: {spec!r}")
-    return out
+
+    return parse_judge_entries(spec, check=known_role)
 
 
 @dataclass(frozen=True)

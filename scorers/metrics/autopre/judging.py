@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import prompts
@@ -29,6 +29,7 @@ __all__ = [
     "PAIRWISE_SETTINGS",
     "POINTWISE",
     "all_variants",
+    "parse_judge_entries",
     "template_of",
     "VARIANTS",
     "Judge",
@@ -57,6 +58,29 @@ CONFIDENCE_TEMPLATE = "autopre/confidence"
 
 def all_variants() -> list[str]:
     return sorted([*VARIANTS, *POINTWISE])
+
+
+def parse_judge_entries(
+    spec: str | Sequence[str], *, check: Callable[[str], None] | None = None
+) -> list[tuple[str, str, str]]:
+    """``judge[@variant]`` entries (comma-separated or a list) -> (name, judge, variant), the
+    variant defaulting to ``before``; ``check(judge)`` may reject a judge. Unknown variants,
+    duplicates and an empty spec are ``ValueError``."""
+    entries = spec.split(",") if isinstance(spec, str) else list(spec)
+    out = []
+    for entry in (e.strip() for e in entries if e.strip()):
+        judge, _, variant = entry.rpartition("@") if "@" in entry else (entry, "", "")
+        variant = variant or "before"
+        if check is not None:
+            check(judge)
+        if variant not in all_variants():
+            raise ValueError(f"judge {entry!r}: unknown prompt variant; use {all_variants()}")
+        out.append((f"{judge}@{variant}", judge, variant))
+    if not out:
+        raise ValueError("no judge given")
+    if len({name for name, _, _ in out}) != len(out):
+        raise ValueError(f"a judge is given twice: {spec!r}")
+    return out
 
 
 def template_of(variant: str) -> str:
