@@ -51,6 +51,12 @@ def main() -> None:
     )
     parser.add_argument("--scorer-lm", default="embedded")
     parser.add_argument("--dtype", default="float32", help="evaluation-LM precision")
+    parser.add_argument(
+        "--scorer-options",
+        type=json.loads,
+        default=None,
+        help='per-metric options as JSON, e.g. \'{"lm_examiner": {"max_tokens": 256}}\'',
+    )
     parser.add_argument("--max-samples", type=int, default=32, help="samples scored at once")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "validation_iclr2020")
     args = parser.parse_args()
@@ -71,6 +77,7 @@ def main() -> None:
                 scorers=args.scorers,
                 scorer_lm=args.scorer_lm,
                 scorer_lm_args={"dtype": args.dtype},
+                scorer_options=args.scorer_options,
                 level="review",
             ),
             model="none",

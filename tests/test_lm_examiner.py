@@ -66,7 +66,10 @@ def test_the_judge_role_scores_and_retries_once(tmp_path):
     resources = Resources(cache_dir=tmp_path, generators={"judge": judge})
     result = get_metric("lm_examiner").score(ITEM, resources)
     assert result.value == 6.0 and result.details["judge_calls"] == 2
-    assert [settings.seed for _, settings in judge.calls] == [0, 1]
+    assert [(settings.temperature, settings.seed) for _, settings in judge.calls] == [
+        (0.0, 0),
+        (0.7, 1),
+    ]
     sent = judge.calls[0][0][0][1]["content"]
     assert sent == "[Paper]\n\nThe full paper.\n\n[Review]\n\nA careful review."
     assert result.details["paper_source"] == "paper_text"
@@ -82,3 +85,20 @@ def test_an_unreadable_judge_leaves_the_item_unscored_with_the_reply_quoted(tmp_
     empty = Item(paper=ITEM.paper, candidate="  ", references=())
     assert "empty candidate" in get_metric("lm_examiner").score(empty, resources).reason
     assert len(judge.calls) == 2  # the empty review was never sent
+
+
+def test_a_local_greedy_judge_is_not_asked_the_same_question_twice(tmp_path, embedded_lm):
+    """The retry samples: a greedy local judge would otherwise repeat its first reply word for
+    word, and the retry could never succeed."""
+    resources = Resources(evaluation_lm=embedded_lm, cache_dir=tmp_path)
+    metric = get_metric("lm_examiner", max_tokens=12)
+    result = metric.score(ITEM, resources)
+    assert result.value is None and result.details["judge_calls"] == 2
+    first, second = result.details["replies"]
+    assert first and second and first != second
+    assert "one retry at temperature 0.7 (seed 1)" in result.signature.as_dict()["decoding"]
+    again = metric.score(ITEM, Resources(evaluation_lm=embedded_lm, cache_dir=tmp_path / "fresh"))
+    assert again.details["replies"] == [first, second]  # the sampled retry is seeded
+    greedy = get_metric("lm_examiner", max_tokens=12, retry_temperature=0.0)
+    repeated = greedy.score(ITEM, Resources(evaluation_lm=embedded_lm, cache_dir=tmp_path / "g"))
+    assert repeated.details["replies"] == [first, first]  # why the retry samples

@@ -5,10 +5,12 @@ in the judge's ``<overall_score>`` tag. No reference review is used.
 
 The judge is the Inspect model role ``judge`` (the paper used GPT-4o), falling back to the
 evaluation LM. Decoding: temperature 0, ``max_tokens`` (default 1024) new tokens. A reply whose
-score cannot be read is asked again once (seed 1), then the item is unscored with the reply
-quoted. The paper is its full text, else title and abstract (``paper_source`` in the details);
-for a local judge with a known context it is cut, by tokens, to fit with the review and the
-reply (``paper_truncated``); the review is never cut: a review that does not fit is unscored.
+score cannot be read is asked again once, sampled at temperature ``retry_temperature`` (default
+0.7) with seed 1 (a greedy retry would repeat a local judge's reply word for word), then the item
+is unscored with the last reply quoted. The paper is its full text, else title and abstract
+(``paper_source`` in the details); for a local judge with a known context it is cut, by tokens,
+to fit with the review and the reply (``paper_truncated``); the review is never cut: a review
+that does not fit is unscored.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from scorers.types import Item, Result
 
 __all__ = ["JUDGE_ROLE", "JUDGE_VERSION", "LMExaminer", "examiner_messages", "parse_overall_score"]
 
-JUDGE_VERSION = 1
+JUDGE_VERSION = 2
 JUDGE_ROLE = "judge"
 _TEMPLATES = ("judge/lm_examiner_system", "judge/lm_examiner_user")
 _SCORE = re.compile(
@@ -100,7 +102,8 @@ class LMExaminer(Metric):
             family="judge",
             version=JUDGE_VERSION,
             judge=generator.identity,
-            decoding=f"temperature 0, max_tokens {settings.max_new_tokens}, one retry (seed 1)",
+            decoding=f"temperature 0, max_tokens {settings.max_new_tokens}, one retry at "
+            f"temperature {self.options['retry_temperature']:g} (seed 1)",
             prompts=prompt_hashes(_TEMPLATES),
         )
         if not item.candidate.strip():
@@ -120,7 +123,13 @@ class LMExaminer(Metric):
         conversation = examiner_messages(paper=paper, review=item.candidate.strip())
         replies = []
         for attempt in range(2):
-            attempt_settings = dataclasses.replace(settings, seed=attempt)
+            attempt_settings = (
+                settings
+                if attempt == 0
+                else dataclasses.replace(
+                    settings, temperature=float(self.options["retry_temperature"]), seed=1
+                )
+            )
             [reply] = await generator.generate([conversation], attempt_settings)
             replies.append(reply)
             value = parse_overall_score(reply)
@@ -155,7 +164,7 @@ register_metric_class(
     higher_is_better=True,
     needs=frozenset({"generator", "paper_text"}),
     version=JUDGE_VERSION,
-    defaults={"max_tokens": 1024},
+    defaults={"max_tokens": 1024, "retry_temperature": 0.7},
     roles=(JUDGE_ROLE,),
     description="an LLM judge's 0-10 score of the review given the paper (no reference)",
     source="GEM paper, §4 Baselines and App. D.3 (prompts verbatim)",
