@@ -5,11 +5,14 @@ Data: the GPPM authors' 300 ICLR 2020 papers with abstracts and raw reviews
 (``../shared/data/iclr2020_gppm/iclr2020_papers.jsonl``; not shipped with the package), the
 first ``--papers`` of them with the same records file, split and references as the red-team
 benchmark (``benchmarks/gaming_iclr2020.py``), so the score cache's reference rewrites are shared.
-Each degradation (sentence deletion, random replacement, meaningless elongation by default) is
-applied to each paper's held-out human review and scored before and after by
-``gem_tasks/robustness`` with the evaluation LM (default the embedded SmolLM2, which also
-rewrites every perturbed review into judgments for GEM and GEM-S, and answers the LM examiner's
-questions); then ``gem-tasks report`` writes the SMD table with paired 95% intervals.
+Each strategy (by default the degradations sentence deletion and random replacement, and the
+manipulation ``elongation_fixed``: GEM's ``meaningless_elongation`` needs the ICLR 2023
+four-section form, which these free-text ICLR 2020 reviews do not have, so the fixed filler
+paragraph that works on any format stands in for it) is applied to each paper's held-out human
+review and scored before and after by ``gem_tasks/robustness`` with the evaluation LM (default
+the embedded SmolLM2, which also rewrites every perturbed review into judgments for GEM and GEM-S,
+and answers the LM examiner's questions); then ``gem-tasks report`` writes the SMD table with
+paired 95% intervals.
 
     python benchmarks/validation_iclr2020.py --papers 100
     # the Scoring Rules cells (issue #14): the embedded model is also the oracle
@@ -38,7 +41,7 @@ from scorers.validation.perturbations import PERTURBATIONS
 HERE = Path(__file__).resolve().parent
 SCORERS = "gem,gem_s,gem_raw,bleu,rouge_l,bertscore,bartscore_f1,lm_examiner"
 """GEM, GEM-S, GEM-raw and every baseline of the GEM paper (§5.1)."""
-DEGRADATIONS = ("sentence_deletion", "random_replacement", "meaningless_elongation")
+STRATEGIES = ("sentence_deletion", "random_replacement", "elongation_fixed")
 
 
 def main() -> None:
@@ -47,7 +50,7 @@ def main() -> None:
     parser.add_argument("--papers", type=int, default=100)
     parser.add_argument("--scorers", default=SCORERS, help=f"default: {SCORERS}")
     parser.add_argument(
-        "--perturbations", nargs="+", default=list(DEGRADATIONS), choices=sorted(PERTURBATIONS)
+        "--perturbations", nargs="+", default=list(STRATEGIES), choices=sorted(PERTURBATIONS)
     )
     parser.add_argument("--scorer-lm", default="embedded")
     parser.add_argument("--dtype", default="float32", help="evaluation-LM precision")

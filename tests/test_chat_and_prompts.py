@@ -98,3 +98,16 @@ def test_empty_target_and_missing_template_are_errors(tokenizer):
 
     with pytest.raises(ChatRenderError, match="no chat template"):
         build_scoring_request(NoTemplate(), [{"role": "user", "content": "u"}], "y")
+
+
+def test_retry_settings_sample_a_greedy_retry_and_change_the_seed():
+    from scorers.lm.base import GenerationSettings, retry_settings
+
+    greedy = GenerationSettings(max_new_tokens=8, seed=3)
+    assert retry_settings(greedy, 0) is greedy
+    first_retry = retry_settings(greedy, 1)
+    assert (first_retry.seed, first_retry.temperature, first_retry.max_new_tokens) == (4, 0.7, 8)
+    assert retry_settings(greedy, 2, temperature=1.0).temperature == 1.0
+    sampled = GenerationSettings(temperature=0.3)
+    assert retry_settings(sampled, 1).temperature == 0.3  # a sampled call keeps its temperature
+    assert retry_settings(greedy, 1).key() != greedy.key()  # never the cached reply again

@@ -261,12 +261,14 @@ class ScriptedOracle:
         self.scores = scores
         self.replies = replies
         self.calls: list[str] = []
+        self.settings: list = []
 
     async def generate(self, conversations, settings):
         out = []
         for conversation in conversations:
             user = conversation[-1]["content"]
             self.calls.append(user)
+            self.settings.append(settings)
             if self.replies is not None:
                 out.append(self.replies.pop(0))
             elif "[Statement]" in user or "[Report 2]" in user:
@@ -384,6 +386,8 @@ def test_an_unreadable_oracle_is_retried_once_then_unscored(tmp_path):
     item = _item(negatives=[Review("n/r", "other")])
     result = get_metric("fmi_kl_direct_report").score(item, _resources(oracle, tmp_path))
     assert result.value is None and len(oracle.calls) == 2
+    # the greedy first call is retried sampled: a local greedy oracle would repeat itself
+    assert [(s.seed, s.temperature) for s in oracle.settings] == [(0, 0.0), (1, 0.7)]
     assert "unreadable oracle reply after 2 call(s)" in result.reason
     assert "I cannot say." in result.reason
     assert result.details["oracle_calls"] == 2  # the cost is kept for an unscored item

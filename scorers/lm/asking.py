@@ -4,13 +4,12 @@ preprocessor and judge, Auto-PRE's candidate judges)."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from scorers.errors import GemTasksError
-from scorers.lm.base import ChatMessage, GenerationSettings
+from scorers.lm.base import ChatMessage, GenerationSettings, retry_settings
 from scorers.lm.generation import TextGenerator
 
 __all__ = ["Asked", "ReplyError", "ask_many"]
@@ -53,8 +52,9 @@ async def ask_many(
     unread: Callable[[T | None], bool] | None = None,
 ) -> Asked[T]:
     """Ask every conversation in one batch and parse the replies; the unreadable ones (the
-    parser raised :class:`ReplyError`, or ``unread(value)`` holds) are asked again with another
-    seed, so that a cached reply is not read back, up to ``attempts`` calls each."""
+    parser raised :class:`ReplyError`, or ``unread(value)`` holds) are asked again
+    (:func:`scorers.lm.base.retry_settings`: another seed, sampled when the first call was
+    greedy), up to ``attempts`` calls each."""
     values: list[T | None] = [None] * len(conversations)
     reasons: list[str | None] = [None] * len(conversations)
     replies = [""] * len(conversations)
@@ -63,7 +63,7 @@ async def ask_many(
     for attempt in range(attempts):
         if not pending:
             break
-        current = dataclasses.replace(settings, seed=settings.seed + attempt)
+        current = retry_settings(settings, attempt)
         got = await generator.generate([conversations[i] for i in pending], current)
         calls += len(pending)
         still = []

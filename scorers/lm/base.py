@@ -12,7 +12,9 @@ __all__ = [
     "EvaluationLM",
     "GenerationSettings",
     "LogprobResult",
+    "RETRY_TEMPERATURE",
     "ScoringRequest",
+    "retry_settings",
 ]
 
 ChatMessage = dict[str, str]
@@ -58,6 +60,28 @@ class GenerationSettings:
 
     def key(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
+
+
+RETRY_TEMPERATURE = 0.7
+"""The temperature of a retry after an unreadable greedy reply (see :func:`retry_settings`)."""
+
+
+def retry_settings(
+    settings: GenerationSettings, attempt: int, *, temperature: float = RETRY_TEMPERATURE
+) -> GenerationSettings:
+    """The settings of call ``attempt`` (0 = the first) when a reply could not be read.
+
+    Every retry has another seed (``settings.seed + attempt``), so that a cached reply is not read
+    back. A greedy first call (temperature 0) is retried *sampled* at ``temperature``: a local
+    model decoding greedily would repeat its unreadable reply word for word whatever the seed,
+    so such a retry could never succeed. Sampled first calls keep their temperature.
+    """
+    from dataclasses import replace
+
+    if attempt == 0:
+        return settings
+    hotter = settings.temperature if settings.temperature > 0 else temperature
+    return replace(settings, seed=settings.seed + attempt, temperature=hotter)
 
 
 @runtime_checkable

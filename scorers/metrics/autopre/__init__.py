@@ -40,7 +40,7 @@ from scorers.types import Item, Result
 
 __all__ = ["AUTOPRE_VERSION", "JUDGE_ROLES", "AutoPrePanel", "parse_judges"]
 
-AUTOPRE_VERSION = 1
+AUTOPRE_VERSION = 2
 JUDGE_ROLES = ("judge", "judge_2", "judge_3", "judge_4", "judge_5")
 """Model roles a panel may use (``--model-role judge_2=anthropic/...``)."""
 
@@ -97,7 +97,8 @@ class AutoPrePanel(Metric):
             weights=weights,
             decoding="local judges: forced choice of the first token one/two"
             if forced
-            else "temperature 0, max 8 new tokens, both orders, one retry (seed 1)",
+            else "temperature 0, max 8 new tokens, both orders, "
+            "one retry at temperature 0.7 (seed 1)",
             prompts=prompt_hashes(tuple(template_of(v) for _, _, v in parsed)),
         )
         held_out = item.held_out

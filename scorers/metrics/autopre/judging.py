@@ -1,7 +1,7 @@
 """Asking Auto-PRE judges: a judge is a text generator with a prompt variant; every pair is
-asked in both orders in one batch, unreadable replies once more (seed + 1), everything through
-the generator's cache. Self-confidence is read from the first answer token's probability when
-the judge is the local evaluation LM (teacher-forced, spec A.10/A.11), else from a verbal
+asked in both orders in one batch, unreadable replies once more (sampled, seed + 1), everything
+through the generator's cache. Self-confidence is read from the first answer token's probability
+when the judge is the local evaluation LM (teacher-forced, spec A.10/A.11), else from a verbal
 confidence keyword (the authors' "direct" mode)."""
 
 from __future__ import annotations
@@ -231,9 +231,9 @@ async def _ask_forced(judge: Judge, pairs: Sequence[Pair]) -> Judged:
 
 async def ask_pairs(judge: Judge, pairs: Sequence[Pair], *, attempts: int = 2) -> Judged:
     """The judge's pairwise label on every pair in both orders (one batch; an unreadable reply
-    is asked again with the next seed, up to ``attempts`` calls). A pointwise judge scores each
-    distinct review once; its label in order 1 is the negated order-0 label (the scores do not
-    depend on the order), and ``replies`` are (reply on a, reply on b)."""
+    is asked again, sampled with the next seed, up to ``attempts`` calls). A pointwise judge
+    scores each distinct review once; its label in order 1 is the negated order-0 label (the
+    scores do not depend on the order), and ``replies`` are (reply on a, reply on b)."""
     if judge.pointwise:
         return await _ask_pointwise(judge, pairs, attempts)
     if judge.forced:

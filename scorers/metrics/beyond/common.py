@@ -25,7 +25,7 @@ __all__ = [
     "quote",
 ]
 
-BEYOND_VERSION = 1
+BEYOND_VERSION = 2
 JUDGE_ROLE = "judge"
 """Inspect model role of the match and question judges (falls back to the evaluation LM)."""
 PREPROCESSOR_ROLE = "preprocessor"

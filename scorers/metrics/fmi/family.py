@@ -66,7 +66,7 @@ from .statements import DECOMPOSE_SETTINGS, claim_lines, decompose_messages, jud
 
 __all__ = ["SCORING_RULES_VERSION", "ScoringRuleMetric", "ScoringRuleSignature"]
 
-SCORING_RULES_VERSION = 1
+SCORING_RULES_VERSION = 2
 """Comparability version of the Scoring Rules family (bump only when its numbers change)."""
 
 PREPROCESSOR_ROLE = "preprocessor"

@@ -27,7 +27,7 @@ from typing import Generic, TypeVar
 
 import prompts
 from scorers.errors import GemTasksError
-from scorers.lm.base import ChatMessage, GenerationSettings
+from scorers.lm.base import ChatMessage, GenerationSettings, retry_settings
 
 __all__ = [
     "LIKELIHOOD_RATIOS",
@@ -195,13 +195,14 @@ async def ask(
     settings: GenerationSettings = ORACLE_SETTINGS,
     attempts: int = 2,
 ) -> Parsed[T]:
-    """Ask ``conversation`` and parse the reply; an unreadable reply is asked again (a retry at
-    temperature 0 reaches a remote model's sampling noise, and any model's transient errors),
-    up to ``attempts`` calls in all, then the answer is None with the reason."""
+    """Ask ``conversation`` and parse the reply; an unreadable reply is asked again
+    (:func:`scorers.lm.base.retry_settings`: another seed, sampled when the first call was
+    greedy, since a local greedy oracle would repeat itself), up to ``attempts`` calls in all,
+    then the answer is None with the reason."""
     replies: list[str] = []
     reason = None
     for attempt in range(attempts):
-        retry = settings if attempt == 0 else _retry_settings(settings, attempt)
+        retry = retry_settings(settings, attempt)
         [reply] = await generate([conversation], retry)
         replies.append(reply)
         try:
@@ -210,13 +211,6 @@ async def ask(
             reason = str(error)
     reason = f"unreadable oracle reply after {attempts} call(s): {reason}"
     return Parsed(None, tuple(replies), reason)
-
-
-def _retry_settings(settings: GenerationSettings, attempt: int) -> GenerationSettings:
-    """The same settings with another seed, so that a cached reply is not simply read back."""
-    from dataclasses import replace
-
-    return replace(settings, seed=settings.seed + attempt)
 
 
 def log_ratio(k: int) -> float:

@@ -15,13 +15,12 @@ that does not fit is unscored.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import prompts
-from scorers.lm.base import ChatMessage, GenerationSettings
+from scorers.lm.base import ChatMessage, GenerationSettings, retry_settings
 from scorers.lm.chat import encode_text
 from scorers.lm.threads import run_blocking
 from scorers.registry import Metric, register_metric_class
@@ -123,12 +122,8 @@ class LMExaminer(Metric):
         conversation = examiner_messages(paper=paper, review=item.candidate.strip())
         replies = []
         for attempt in range(2):
-            attempt_settings = (
-                settings
-                if attempt == 0
-                else dataclasses.replace(
-                    settings, temperature=float(self.options["retry_temperature"]), seed=1
-                )
+            attempt_settings = retry_settings(
+                settings, attempt, temperature=float(self.options["retry_temperature"])
             )
             [reply] = await generator.generate([conversation], attempt_settings)
             replies.append(reply)
