@@ -208,3 +208,47 @@ def test_many_blocking_calls_can_wait_at_once():
         return await asyncio.gather(*(run_blocking(barrier.wait) for _ in range(40)))
 
     assert sorted(asyncio.run(main())) == list(range(40))
+
+
+def test_shared_prefixes_are_prefilled_once_with_the_same_replies(tiny_model, embedded_lm):
+    """Nested shared prefixes (one system prompt for all; one candidate for several statements,
+    as in an oracle's questions) run once; replies equal the unshared prefill's."""
+    system = list(range(1000, 1080))  # 80 tokens every prompt starts with
+    candidate_a, candidate_b = list(range(2000, 2100)), list(range(3000, 3070))
+    prompts = [
+        system + candidate_a + [5, 6, 7],
+        system + candidate_a + [8, 9],
+        system + candidate_a + [10],
+        system + candidate_b + [11, 12],
+        system + candidate_b + [13],
+        system + [14, 15, 16],
+        [17, 18],  # shares nothing
+        system + candidate_a + [5, 6, 7],  # a duplicate of the first
+    ]
+    common = {"max_new_tokens": 12, "stop_ids": {-1}, "pad_id": 0}
+    for model in (tiny_model, embedded_lm.backend.model):
+        plain_stats, shared_stats = Counter(), Counter()
+        plain = decode(model, prompts, share_prefixes=False, stats=plain_stats, **common)
+        shared = decode(model, prompts, stats=shared_stats, **common)
+        assert shared == plain
+        total = sum(len(p) for p in prompts)
+        assert plain_stats["prefill_tokens_computed"] == plain_stats["prefill_tokens"] == total
+        # run once each: the system prompt (80), candidate a (100) and b (70), then the suffixes
+        # (3, 2, 1, 2, 1, 3, the unshared 2, and the duplicate's 3: what it shares beyond
+        # candidate a is shorter than min_shared, 64 tokens, so it is not a prefix of its own)
+        assert shared_stats["prefill_tokens"] == total
+        assert shared_stats["prefill_tokens_computed"] == 80 + 100 + 70 + 17
+    # the logits of the first step, not only the greedy tokens, agree
+    import torch
+
+    from scorers.lm.decoding import _prefill, _prefill_shared
+
+    width = max(len(p) for p in prompts)
+    model = embedded_lm.backend.model
+    with torch.inference_mode():
+        buffers, logits = _prefill(model, prompts, width, width + 1, 0, 1)
+        shared_buffers, shared_logits, _ = _prefill_shared(model, prompts, width, width + 1, 64)
+    torch.testing.assert_close(shared_logits, logits, atol=2e-4, rtol=1e-4)
+    for (keys, values), (shared_keys, shared_values) in zip(buffers, shared_buffers, strict=True):
+        torch.testing.assert_close(shared_keys, keys, atol=2e-4, rtol=1e-4)
+        torch.testing.assert_close(shared_values, values, atol=2e-4, rtol=1e-4)

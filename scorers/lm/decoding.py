@@ -9,6 +9,12 @@ What it does, and why (measured on 2 CPU cores with SmolLM2-135M, ``benchmarks/g
   then every row's keys and values go into one left-aligned buffer sized for the longest prompt
   plus ``max_new_tokens`` (:func:`scorers.lm.kv_cache.cache_holding`), so each decoding step
   writes in place instead of growing the cache by concatenation.
+- **Shared prompt prefixes prefilled once** (row-by-row prefill): prompts that start with the
+  same tokens (one system prompt and instructions for every judgment rewrite; one candidate
+  review before each of its reference statements in an oracle's questions) are arranged by
+  :func:`scorers.lm.prefix_tree.plan_prefix_tree`, the planner of the scoring path; each shared
+  prefix runs once and every prompt below it runs only its own suffix on top of a copy of the
+  prefix's keys and values.
 - **One decoding step for all rows**: each step reads every weight once for the whole batch.
 - **Finished rows leave the batch** (end-of-turn or ``max_new_tokens``), so a batch whose replies
   have different lengths stops paying for the short ones.
@@ -31,6 +37,7 @@ import torch
 
 from scorers.lm.budget import token_budget_batches
 from scorers.lm.kv_cache import cache_holding
+from scorers.lm.prefix_tree import DEFAULT_MIN_SHARED, forward_segments, plan_prefix_tree
 
 __all__ = ["decode", "stop_token_ids"]
 
@@ -63,6 +70,8 @@ def decode(
     repetition_penalty: float = 1.0,
     seed: int = 0,
     prefill_batch_tokens: int = 1,
+    share_prefixes: bool = True,
+    min_shared: int = DEFAULT_MIN_SHARED,
     stats: Counter[str] | None = None,
 ) -> list[list[int]]:
     """Generate up to ``max_new_tokens`` tokens after each prompt; all prompts decode together.
@@ -77,8 +86,13 @@ def decode(
         repetition_penalty: transformers' repetition penalty (1.0 = none).
         seed: seeds the sampling generator (unused when greedy).
         prefill_batch_tokens: padded-token budget of one prefill forward (1 = row by row).
-        stats: a counter that receives ``prefill_tokens``, ``decode_steps`` and
-            ``generated_tokens``.
+        share_prefixes: with the row-by-row prefill, run prompt prefixes shared by two or more
+            prompts once (at least ``min_shared`` tokens each); the padded-batch prefill does
+            not share.
+        min_shared: the shortest shared prefix worth a forward call of its own.
+        stats: a counter that receives ``prefill_tokens`` (prompt tokens),
+            ``prefill_tokens_computed`` (those run through the model: fewer when prefixes are
+            shared), ``decode_steps`` and ``generated_tokens``.
 
     Returns:
         The generated ids of each prompt, in order, without the stop token.
@@ -104,8 +118,13 @@ def decode(
     capacity = width + max_new_tokens
     rows = len(prompts)
 
-    buffers, logits = _prefill(model, prompts, width, capacity, pad_id, prefill_batch_tokens)
+    if prefill_batch_tokens == 1 and share_prefixes:
+        buffers, logits, computed = _prefill_shared(model, prompts, width, capacity, min_shared)
+    else:
+        buffers, logits = _prefill(model, prompts, width, capacity, pad_id, prefill_batch_tokens)
+        computed = int(lengths.sum())
     stats["prefill_tokens"] += int(lengths.sum())
+    stats["prefill_tokens_computed"] += computed
     cache = cache_holding(model.config, buffers, width)
 
     # tokens seen by the repetition penalty: each row's prompt, its padding filled with the row's
@@ -165,6 +184,72 @@ def decode(
         logits = out.logits[:, -1]
         stats["decode_steps"] += 1
     return outputs
+
+
+def _prefill_shared(
+    model: Any,
+    prompts: Sequence[Sequence[int]],
+    width: int,
+    capacity: int,
+    min_shared: int,
+) -> tuple[list[tuple[Any, Any]], Any, int]:
+    """Row-by-row prefill through a shared-prefix tree: each shared prefix runs once on top of
+    its parent's keys and values, each prompt's own suffix (at least its last token, whose
+    position gives the next-token logits) on top of its prefix's. Returns the buffers and logits
+    of :func:`_prefill` and the number of tokens run."""
+    from transformers import DynamicCache
+
+    device = next(model.parameters()).device
+    root = plan_prefix_tree(prompts, [len(p) - 1 for p in prompts], min_shared=min_shared)
+    buffers: list[tuple[Any, Any]] = []
+    logits: Any = None
+
+    def run(tokens: Sequence[int], start: int, past: list[tuple[Any, Any]] | None):
+        cache = DynamicCache(config=model.config)
+        for index, (keys, values) in enumerate(past or ()):
+            cache.update(keys, values, index)  # the forward concatenates: ``past`` stays intact
+        out = model(
+            input_ids=torch.tensor([list(tokens)], device=device),
+            attention_mask=torch.ones((1, start + len(tokens)), dtype=torch.long, device=device),
+            position_ids=torch.arange(start, start + len(tokens), device=device)[None],
+            past_key_values=cache,
+            use_cache=True,
+            logits_to_keep=1,
+        )
+        return [(layer.keys, layer.values) for layer in cache.layers], out.logits[0, -1]
+
+    stack: list[tuple[Any, list[tuple[Any, Any]] | None]] = [(root, None)]
+    while stack:
+        node, past = stack.pop()
+        if node.depth > node.start:
+            past, _ = run(prompts[node.source][node.start : node.depth], node.start, past)
+        for index in node.leaves:
+            prompt = prompts[index]
+            layers, row_logits = run(prompt[node.depth :], node.depth, past)
+            if logits is None:
+                logits = torch.empty(
+                    (len(prompts), row_logits.shape[-1]), dtype=row_logits.dtype, device=device
+                )
+                for keys, values in layers:
+                    shape = (len(prompts), keys.shape[1], capacity)
+                    buffers.append(
+                        (
+                            torch.zeros((*shape, keys.shape[-1]), dtype=keys.dtype, device=device),
+                            torch.zeros(
+                                (*shape, values.shape[-1]), dtype=values.dtype, device=device
+                            ),
+                        )
+                    )
+            logits[index] = row_logits
+            start = width - len(prompt)
+            for (keys, values), (row_keys, row_values) in zip(buffers, layers, strict=True):
+                keys[index, :, start:width] = row_keys[0]
+                values[index, :, start:width] = row_values[0]
+        stack.extend((child, past) for child in node.children)
+    computed = sum(
+        end - start for start, end, _ in forward_segments(root, [len(p) for p in prompts])
+    )
+    return buffers, logits, computed
 
 
 def _prefill(
