@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from gem_tasks.analysis.report import failure_codes_markdown
+from gem_tasks.analysis.report import failure_codes_markdown, failure_counts
 from scorers.validation.perturbations import PERTURBATIONS
 
 # (scorer, dataset, perturbation, d, half-width) from the Scoring Rules paper, Tabs. 11-12
@@ -62,3 +62,22 @@ def test_excluded_items_are_listed():
     table = failure_codes_markdown(frame)
     assert "- gem / deletion_completion: 3 excluded, 200 scored" in table
     assert "excluded" not in failure_codes_markdown(_frame())
+
+
+def test_a_strategy_with_no_scored_pair_is_not_tested_not_passed():
+    """A metric that scored nothing (verdict NaN: every pair unscored) neither passes nor fails:
+    n/a in the letters, left out of the totals and counts."""
+    frame = _frame()
+    tvd = frame["scorer"] == "tvd_mi"
+    frame.loc[tvd & (frame["perturbation"] == "random_replacement"), "verdict"] = float("nan")
+    judge = frame[frame["scorer"] == "gem"].head(3).assign(scorer="judge", verdict=float("nan"))
+    table = failure_codes_markdown(pd.concat([frame, judge], ignore_index=True))
+    lines = {line.split(" | ")[0].strip("| "): line for line in table.splitlines()}
+    cells = [c.strip() for c in lines["judge"].strip("|").split("|")]
+    assert cells[1:3] == ["n/a", "–"] and cells[5:] == ["0/0", "0/0"]
+    tvd_cells = [c.strip() for c in lines["tvd_mi"].strip("|").split("|")]
+    # random replacement (passed in the paper) is now untested: named, not counted
+    assert tvd_cells[3] == "DSPU (n/a: R)" and tvd_cells[5:] == ["4/4", "0/1"]
+    counts = failure_counts(pd.concat([frame, judge], ignore_index=True)).set_index("scorer")
+    assert counts.loc["judge", "tested"] == 0 and counts.loc["judge", "failed"] == 0
+    assert counts.loc["tvd_mi", "tested"] == 5 and counts.loc["tvd_mi", "degradations"] == 4

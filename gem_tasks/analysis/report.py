@@ -251,6 +251,8 @@ def failure_counts(robust: pd.DataFrame) -> pd.DataFrame:
         )
     rows = []
     for scorer, group in robust.groupby("scorer", sort=True):
+        # a cell with no scored pair (verdict NaN) was not tested: neither passed nor failed
+        group = group[group["verdict"].notna()]
         failed = group["verdict"] < 0.5
         degr = group["kind"] == "degradation"
         gamed = group["kind"] == "gaming"
@@ -276,14 +278,19 @@ _PAPER_ORDER = {"degradation": "DORSPUJ", "manipulation": "MNHPSR"}
 
 def _codes(group: pd.DataFrame, kind: str) -> str:
     """The letters of the strategies of ``kind`` the scorer failed, in the paper's order; ✓ when
-    it failed none, – when none was tested."""
-    tested = group[group["kind"] == kind]
-    if tested.empty:
+    it failed none, – when none was run, n/a when none had a scored pair (strategies run without
+    a scored pair are named: "✓ (n/a: R)")."""
+    run = group[group["kind"] == kind]
+    if run.empty:
         return "–"
+    tested = run[run["verdict"].notna()]
+    untested = "".join(sorted(str(c) or "?" for c in run.loc[run["verdict"].isna(), "code"]))
+    if tested.empty:
+        return "n/a"
     order = _PAPER_ORDER[kind]
     failed = sorted((str(c) or "?") for c in tested.loc[tested["verdict"] < 0.5, "code"])
     failed.sort(key=lambda c: (order.find(c[0]) if c[0] in order else len(order), c))
-    return "".join(failed) or "✓"
+    return ("".join(failed) or "✓") + (f" (n/a: {untested})" if untested else "")
 
 
 def failure_codes_markdown(robust: pd.DataFrame) -> str:
@@ -313,14 +320,15 @@ def failure_codes_markdown(robust: pd.DataFrame) -> str:
             part = group[group["dataset"].fillna("") == dataset]
             cells += [_codes(part, "degradation"), _codes(part, "manipulation")]
         for kind in ("degradation", "manipulation"):
-            tested = group[group["kind"] == kind]
+            tested = group[(group["kind"] == kind) & group["verdict"].notna()]
             cells.append(f"{int((tested['verdict'] < 0.5).sum())}/{len(tested)}")
         lines.append("| " + " | ".join(cells) + " |")
     excluded = robust[robust["excluded"].fillna(0) > 0] if "excluded" in robust else robust[:0]
     lines.append("")
     lines.append(
         "A degradation fails when the one-sided paired t-test finds no significant decrease; a "
-        "manipulation fails when it finds a significant increase (α of each log)."
+        "manipulation fails when it finds a significant increase (α of each log). A strategy "
+        "with no scored pair is not tested (n/a) and not counted."
     )
     if not excluded.empty:
         lines.append("")
