@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
 __all__ = [
@@ -76,8 +76,6 @@ def retry_settings(
     model decoding greedily would repeat its unreadable reply word for word whatever the seed,
     so such a retry could never succeed. Sampled first calls keep their temperature.
     """
-    from dataclasses import replace
-
     if attempt == 0:
         return settings
     hotter = settings.temperature if settings.temperature > 0 else temperature

@@ -186,6 +186,25 @@ def decode(
     return outputs
 
 
+def _allocate(
+    layers: Sequence[tuple[Any, Any]], row_logits: Any, rows: int, capacity: int
+) -> tuple[list[tuple[Any, Any]], Any]:
+    """Zeroed per-layer key/value buffers ``[rows, heads, capacity, dim]`` shaped like the
+    first prefilled ``layers``, and an empty logits table like ``row_logits``."""
+    device = row_logits.device
+    logits = torch.empty((rows, row_logits.shape[-1]), dtype=row_logits.dtype, device=device)
+    buffers = []
+    for keys, values in layers:
+        shape = (rows, keys.shape[1], capacity)
+        buffers.append(
+            (
+                torch.zeros((*shape, keys.shape[-1]), dtype=keys.dtype, device=device),
+                torch.zeros((*shape, values.shape[-1]), dtype=values.dtype, device=device),
+            )
+        )
+    return buffers, logits
+
+
 def _prefill_shared(
     model: Any,
     prompts: Sequence[Sequence[int]],
@@ -227,19 +246,7 @@ def _prefill_shared(
             prompt = prompts[index]
             layers, row_logits = run(prompt[node.depth :], node.depth, past)
             if logits is None:
-                logits = torch.empty(
-                    (len(prompts), row_logits.shape[-1]), dtype=row_logits.dtype, device=device
-                )
-                for keys, values in layers:
-                    shape = (len(prompts), keys.shape[1], capacity)
-                    buffers.append(
-                        (
-                            torch.zeros((*shape, keys.shape[-1]), dtype=keys.dtype, device=device),
-                            torch.zeros(
-                                (*shape, values.shape[-1]), dtype=values.dtype, device=device
-                            ),
-                        )
-                    )
+                buffers, logits = _allocate(layers, row_logits, len(prompts), capacity)
             logits[index] = row_logits
             start = width - len(prompt)
             for (keys, values), (row_keys, row_values) in zip(buffers, layers, strict=True):
@@ -287,18 +294,8 @@ def _prefill(
             logits_to_keep=1,
         )
         if logits is None:
-            logits = torch.empty(
-                (len(prompts), out.logits.shape[-1]), dtype=out.logits.dtype, device=device
-            )
-            for layer in cache.layers:
-                keys, values = layer.keys, layer.values
-                shape = (len(prompts), keys.shape[1], capacity)
-                buffers.append(
-                    (
-                        torch.zeros((*shape, keys.shape[-1]), dtype=keys.dtype, device=device),
-                        torch.zeros((*shape, values.shape[-1]), dtype=values.dtype, device=device),
-                    )
-                )
+            layers = [(layer.keys, layer.values) for layer in cache.layers]
+            buffers, logits = _allocate(layers, out.logits[0, -1], len(prompts), capacity)
         index_tensor = torch.tensor(group, device=device)
         logits[index_tensor] = out.logits[:, -1]
         start = width - group_width

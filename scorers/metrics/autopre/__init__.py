@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from scorers.lm.base import RETRY_TEMPERATURE
 from scorers.lm.generation import LocalGenerator
 from scorers.metrics.autopre.core import Vote, weighted_vote
 from scorers.metrics.autopre.exams import paper_context
@@ -98,7 +99,7 @@ class AutoPrePanel(Metric):
             decoding="local judges: forced choice of the first token one/two"
             if forced
             else "temperature 0, max 8 new tokens, both orders, "
-            "one retry at temperature 0.7 (seed 1)",
+            f"one retry at temperature {RETRY_TEMPERATURE:g} (seed 1)",
             prompts=prompt_hashes(tuple(template_of(v) for _, _, v in parsed)),
         )
         held_out = item.held_out

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import prompts
-from scorers.lm.base import ChatMessage, GenerationSettings, retry_settings
+from scorers.lm.base import RETRY_TEMPERATURE, ChatMessage, GenerationSettings, retry_settings
 from scorers.lm.chat import encode_text
 from scorers.lm.threads import run_blocking
 from scorers.registry import Metric, register_metric_class
@@ -159,7 +159,7 @@ register_metric_class(
     higher_is_better=True,
     needs=frozenset({"generator", "paper_text"}),
     version=JUDGE_VERSION,
-    defaults={"max_tokens": 1024, "retry_temperature": 0.7},
+    defaults={"max_tokens": 1024, "retry_temperature": RETRY_TEMPERATURE},
     roles=(JUDGE_ROLE,),
     description="an LLM judge's 0-10 score of the review given the paper (no reference)",
     source="GEM paper, §4 Baselines and App. D.3 (prompts verbatim)",
