@@ -49,8 +49,8 @@ NEEDS_ABSTRACT = ("abstract_copy", "paper_copy")
 
 def _values(log, scorer: str, side: str | None) -> dict[str, float]:
     out = {}
-    for sample in log.samples:
-        score = sample.scores.get(scorer)
+    for sample in log.samples or ():
+        score = (sample.scores or {}).get(scorer)
         if score is None:
             continue
         value = score.value[side] if side and isinstance(score.value, dict) else score.value
@@ -61,17 +61,44 @@ def _values(log, scorer: str, side: str | None) -> dict[str, float]:
 
 def _row(label: str, values: dict[str, float]) -> str:
     finite = [v for v in values.values() if math.isfinite(v)]
+    if not finite:
+        return f"| {label} | 0 | n/a | |"
     low, high = mean_confidence_interval(finite, level=0.90)
     return f"| {label} | {len(finite)} | {np.mean(finite):.3f} | [{low:.3f}, {high:.3f}] |"
 
 
-def universal_comparison(universal_log, model_log, scorers: tuple[str, ...]) -> str:
+def _newest_with(logs: list, scorer: str):
+    """The newest of ``logs`` (oldest first) holding a score named ``scorer``, or None."""
+    for log in reversed(logs):
+        if any(scorer in (sample.scores or {}) for sample in log.samples or ()):
+            return log
+    return None
+
+
+def paired_scorers(logs: list) -> list[str]:
+    """The metrics scored in ``logs`` as ``<metric>_paired`` scores, in first-seen order."""
+    names: list[str] = []
+    for log in logs:
+        for sample in log.samples or ():
+            for key in sample.scores or {}:
+                name = key.removesuffix("_paired")
+                if key.endswith("_paired") and name not in names:
+                    names.append(name)
+    return names
+
+
+def universal_comparison(universal_logs: list, model_logs: list, scorers: list[str]) -> str:
     """Markdown: per metric, the human baseline, the embedded model's own reviews and the
-    universal review, with 90% intervals, and the paired differences on shared papers."""
+    universal review, with 90% intervals, and the paired differences on shared papers.
+
+    ``universal_logs`` and ``model_logs`` are oldest first; each metric is read from the newest
+    log that scored it, so a run that adds metrics keeps the earlier runs' sections."""
     parts = ["# The universal review vs real reviews\n"]
-    if model_log is None:
-        parts.append("(the embedded model's own reviews were not scored in this run)\n")
     for scorer in scorers:
+        universal_log = _newest_with(universal_logs, f"{scorer}_paired")
+        if universal_log is None:
+            continue
+        model_log = _newest_with(model_logs, scorer)
         human = _values(universal_log, f"{scorer}_paired", "before")
         universal = _values(universal_log, f"{scorer}_paired", "after")
         model = _values(model_log, scorer, None) if model_log is not None else {}
@@ -83,6 +110,8 @@ def universal_comparison(universal_log, model_log, scorers: tuple[str, ...]) -> 
         ]
         if model:
             parts.append(_row("SmolLM2-135M's own review", model))
+        else:
+            parts.append("| SmolLM2-135M's own review | not scored in these runs | | |")
         parts.append(_row("universal review (same text for every paper)", universal))
         for label, first, other in (
             ("universal − human", universal, human),
@@ -167,7 +196,6 @@ def main() -> None:
     timings = json.loads(timings_file.read_text()) if timings_file.exists() else {}
     records = write_records(args.data, args.out, args.papers, release=judgments)
     lm_args = {"dtype": args.dtype, "generation_batch_tokens": args.generation_batch_tokens}
-    universal_log = None
     for strategy in strategies:
         if args.model_only or (args.only and strategy not in args.only):
             continue
@@ -190,9 +218,6 @@ def main() -> None:
         seconds = round(time.perf_counter() - started, 1)
         timings[f"{strategy} ({args.papers} papers)"] = seconds
         print(f"{strategy}: {log.status}, {seconds} s", flush=True)
-        if strategy == "universal_review":
-            universal_log = log
-    model_log = None
     if not args.skip_model:
         started = time.perf_counter()
         [model_log] = inspect_eval(
@@ -215,19 +240,21 @@ def main() -> None:
         print(f"embedded model's reviews: {model_log.status}, {seconds} s", flush=True)
     paths = write_report([logs], args.out, progress=False)
     timings_file.write_text(json.dumps(timings, indent=2) + "\n")
-    if universal_log is None:  # reuse the newest universal-review log of an earlier run
-        found = sorted(logs.glob("*robustness*.eval"))
-        for path in reversed(found):
-            header = read_eval_log(str(path), header_only=True)
-            if (header.eval.metadata or {}).get("perturbation") == "universal_review":
-                universal_log = read_eval_log(str(path))
-                break
-    if universal_log is not None:
-        if model_log is None:
-            found = sorted(logs.glob("*iclr*.eval"))
-            model_log = read_eval_log(str(found[-1])) if found else None
+    universal_logs, model_logs = [], []  # every run's, oldest first: metrics added later merge
+    for path in sorted(logs.glob("*.eval")):
+        header = read_eval_log(str(path), header_only=True)
+        if header.status != "success":
+            continue
+        if (header.eval.metadata or {}).get("perturbation") == "universal_review":
+            universal_logs.append(read_eval_log(str(path)))
+        elif "_iclr_" in path.name:
+            model_logs.append(read_eval_log(str(path)))
+    if universal_logs:
+        found = paired_scorers(universal_logs)
+        first = list(dict.fromkeys([*SCORERS, *scorers]))
+        ordered = [s for s in first if s in found] + [s for s in found if s not in first]
         (args.out / "universal.md").write_text(
-            universal_comparison(universal_log, model_log, scorers)
+            universal_comparison(universal_logs, model_logs, ordered)
         )
     print(paths["markdown"].read_text())
 

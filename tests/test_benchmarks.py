@@ -199,7 +199,7 @@ def test_gaming_benchmark_compares_the_universal_review_paper_by_paper():
     model_log = SimpleNamespace(
         samples=[sample(p, {"gem": SimpleNamespace(value=v)}) for p, v in model.items()]
     )
-    text = gaming.universal_comparison(universal_log, model_log, ("gem",))
+    text = gaming.universal_comparison([universal_log], [model_log], ["gem"])
     assert "| human (held-out review) | 4 | 4.500 |" in text
     assert "| SmolLM2-135M's own review | 3 | 4.500 |" in text
     assert "| universal review (same text for every paper) | 4 | -0.625 |" in text
@@ -208,3 +208,42 @@ def test_gaming_benchmark_compares_the_universal_review_paper_by_paper():
     assert f"SmolLM2 − human: {expected.mean_difference:+.3f}" in text
     assert expected.mean_difference == pytest.approx((1.0 - 3.0 + 1.5) / 3)
     assert "over 3 papers" in text and "universal − human: -5.125" in text
+
+
+def test_gaming_benchmark_merges_metrics_added_by_later_runs():
+    """A later run that scores other metrics adds their sections without dropping the earlier
+    run's; a metric scored twice is read from the newest log; a metric the model log lacks says
+    so instead of inventing a row."""
+    from types import SimpleNamespace
+
+    gaming = load_benchmark("gaming_iclr2020")
+
+    def log(scores_by_paper):
+        return SimpleNamespace(
+            samples=[SimpleNamespace(id=p, scores=s) for p, s in scores_by_paper.items()]
+        )
+
+    def paired(before, after):
+        return SimpleNamespace(value={"before": before, "after": after})
+
+    old = log({"p1": {"gem_paired": paired(1.0, 0.0)}, "p2": {"gem_paired": paired(3.0, 0.0)}})
+    new = log(
+        {
+            "p1": {"gem_paired": paired(9.0, 9.0), "gppm_token_paired": paired(2.0, 1.0)},
+            "p2": {"gem_paired": paired(9.0, 9.0), "gppm_token_paired": paired(4.0, 1.0)},
+            "p3": None,  # an errored sample holds no scores
+        }
+    )
+    model = log({"p1": {"gem": SimpleNamespace(value=5.0)}})
+    assert gaming.paired_scorers([old, new]) == ["gem", "gppm_token"]
+    text = gaming.universal_comparison([old, new], [model], ["gem", "gppm_token"])
+    gem, gppm = text.split("## gppm_token")
+    assert "| human (held-out review) | 2 | 9.000 |" in gem  # the newest log that has gem
+    assert "| SmolLM2-135M's own review | 1 | 5.000 |" in gem
+    assert "| human (held-out review) | 2 | 3.000 |" in gppm
+    assert "| universal review (same text for every paper) | 2 | 1.000 |" in gppm
+    assert "SmolLM2-135M's own review | not scored in these runs" in gppm
+    assert "universal − human: -2.000" in gppm
+    assert "universal − SmolLM2" not in gppm
+    only_old = gaming.universal_comparison([old], [], ["gem", "gppm_token"])
+    assert "## gppm_token" not in only_old and "| human (held-out review) | 2 | 2.000 |" in only_old
