@@ -173,6 +173,13 @@ def main() -> None:
         "Scoring Rules cells, to extend the gaming table",
     )
     parser.add_argument(
+        "--scorer-options",
+        type=json.loads,
+        default=None,
+        help='per-metric options as JSON, e.g. \'{"br_binoculars": {"observer": "embedded", '
+        '"performer": "embedded"}}\'',
+    )
+    parser.add_argument(
         "--model-only",
         action="store_true",
         help="run no strategy: only the embedded model's reviews, then the report",
@@ -207,6 +214,7 @@ def main() -> None:
                 scorers=",".join(scorers),
                 scorer_lm=args.scorer_lm,
                 scorer_lm_args=lm_args,
+                scorer_options=args.scorer_options,
                 level=args.level,
                 dataset_summaries=judgments,
             ),
@@ -226,6 +234,7 @@ def main() -> None:
                 scorers=",".join(scorers),
                 scorer_lm=args.scorer_lm,
                 scorer_lm_args=lm_args,
+                scorer_options=args.scorer_options,
             ),
             model="smollm2/embedded",
             log_dir=str(logs),
