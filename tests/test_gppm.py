@@ -181,3 +181,62 @@ def test_cluster_metric_fits_once_and_scores_by_hand(tmp_path):
     assert metric.score(item, resources).value == result.value  # fitted once, reused
     with pytest.raises(MetricError, match="needs fit_on"):
         get_metric("gppm_cluster")
+
+
+def test_cluster_metric_fits_once_when_samples_ask_concurrently(tmp_path, monkeypatch):
+    """Samples scored at the same time (Inspect runs them concurrently) wait for one fit instead
+    of each fitting the same model (seen: six concurrent fits of 36,000 judgments)."""
+    import asyncio
+    import json
+
+    from scorers.metrics.gppm import cluster
+
+    fits = []
+    real_fit = cluster.fit_cluster_model
+
+    def counting_fit(*args, **kwargs):
+        fits.append(kwargs["source"])
+        return real_fit(*args, **kwargs)
+
+    monkeypatch.setattr(cluster, "fit_cluster_model", counting_fit)
+    writing, method = "The reviewer likes the writing.", "The reviewer criticizes the method."
+    fit = tmp_path / "past.jsonl"
+    fit.write_text(
+        "\n".join(
+            json.dumps(
+                {
+                    "id": f"p{i}",
+                    "title": "t",
+                    "abstract": "a",
+                    "reviews": [
+                        {"id": "r0", "text": "raw", "summary": writing},
+                        {"id": "r1", "text": "raw", "summary": method if i % 2 else writing},
+                    ],
+                }
+            )
+            for i in range(4)
+        )
+    )
+    resources = Resources(cache_dir=tmp_path, embedders={"topic": TopicEmbedder()})
+    metric = get_metric(
+        "gppm_cluster", fit_on=str(fit), n_clusters=2, embedder="topic", dataset_summaries=True
+    )
+    items = [
+        Item(
+            Paper(f"new{i}"),
+            writing if i % 2 else method,
+            (Review("r1", "raw", summary=writing), Review("r2", "raw", summary=method)),
+            flags=frozenset({"candidate_is_judgments"}),
+        )
+        for i in range(6)
+    ]
+
+    async def all_at_once():
+        return await asyncio.gather(*(metric.ascore(item, resources) for item in items))
+
+    results = asyncio.run(all_at_once())
+    assert len(fits) == 1 and fits[0].startswith("past.jsonl:")
+    assert all(r.value is not None for r in results)
+    assert results[0].value != results[1].value  # candidates in different clusters differ
+    metric.score(items[0], resources)
+    assert len(fits) == 1  # reused after the fit, too

@@ -26,6 +26,7 @@ robustness task with ``references=1`` is its K-sample protocol).
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -236,6 +237,8 @@ class ClusterSignature(Signature):
 
 _fitted: dict[tuple, Any] = {}
 """Fitted cluster models by (fit_on, n_clusters, seed, embedder), shared in the process."""
+_fitting: dict[tuple, asyncio.Task] = {}
+"""Fits under way, by (key, event loop): the samples scored concurrently await one fit."""
 
 
 class GppmCluster(Metric):
@@ -254,15 +257,28 @@ class GppmCluster(Metric):
         return (str(o["fit_on"]), int(o["n_clusters"]), int(o["seed"]), str(o["embedder"]))
 
     async def _model(self, resources: Resources) -> Any:
-        from scorers.data.records import load_records
-        from scorers.lm.threads import run_blocking
-
-        from .cluster import fit_cluster_model
-
+        """The fitted cluster model and who wrote the fit set's judgments: fitted once per
+        process and key; samples that ask while the fit runs wait for that one fit (a failed
+        fit is retried by the next sample that asks)."""
         key = self._key()
         if key in _fitted:
             return _fitted[key]
+        loop = asyncio.get_running_loop()
+        task = _fitting.get((key, loop))
+        if task is None:
+            task = loop.create_task(self._fit(resources, key))
+            _fitting[(key, loop)] = task
+            task.add_done_callback(lambda _: _fitting.pop((key, loop), None))
+        fitted = await asyncio.shield(task)
+        _fitted[key] = fitted
+        return fitted
+
+    async def _fit(self, resources: Resources, key: tuple) -> tuple[Any, str]:
+        from scorers.data.records import load_records
         from scorers.lm.hf import file_fingerprint
+        from scorers.lm.threads import run_blocking
+
+        from .cluster import fit_cluster_model
 
         records = await run_blocking(load_records, key[0])
         path = Path(key[0])
@@ -295,8 +311,7 @@ class GppmCluster(Metric):
             n_clusters=key[1],
             seed=key[2],
         )
-        _fitted[key] = (model, writer)
-        return _fitted[key]
+        return model, writer
 
     async def ascore(self, item: Item, resources: Resources) -> Result:
         from scorers.lm.threads import run_blocking
