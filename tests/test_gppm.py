@@ -124,8 +124,24 @@ class TopicEmbedder:
         return np.array([[1.0, 0.0] if "writing" in t else [0.0, 1.0] for t in texts])
 
 
-def test_cluster_metric_fits_once_and_scores_by_hand(tmp_path):
+def _past_reports(path, papers):
+    """A fit file of canonical records: per paper, its reviews given as judgment summaries."""
     import json
+
+    rows = [
+        {
+            "id": f"p{i}",
+            "title": "t",
+            "abstract": "a",
+            "reviews": [{"id": f"r{j}", "text": "raw", "summary": s} for j, s in enumerate(rs)],
+        }
+        for i, rs in enumerate(papers)
+    ]
+    path.write_text("\n".join(json.dumps(row) for row in rows))
+    return path
+
+
+def test_cluster_metric_fits_once_and_scores_by_hand(tmp_path):
     import math
 
     from scorers import MetricError
@@ -137,22 +153,7 @@ def test_cluster_metric_fits_once_and_scores_by_hand(tmp_path):
         [method, method],
         [f"{writing}\n{method}", method],
     ]
-    fit = tmp_path / "past.jsonl"
-    fit.write_text(
-        "\n".join(
-            json.dumps(
-                {
-                    "id": f"p{i}",
-                    "title": "t",
-                    "abstract": "a",
-                    "reviews": [
-                        {"id": f"r{j}", "text": "raw", "summary": s} for j, s in enumerate(rs)
-                    ],
-                }
-            )  # fmt: skip
-            for i, rs in enumerate(papers)
-        )
-    )
+    fit = _past_reports(tmp_path / "past.jsonl", papers)
     resources = Resources(cache_dir=tmp_path, embedders={"topic": TopicEmbedder()})
     metric = get_metric(
         "gppm_cluster", fit_on=str(fit), n_clusters=2, embedder="topic", dataset_summaries=True
@@ -187,7 +188,6 @@ def test_cluster_metric_fits_once_when_samples_ask_concurrently(tmp_path, monkey
     """Samples scored at the same time (Inspect runs them concurrently) wait for one fit instead
     of each fitting the same model (seen: six concurrent fits of 36,000 judgments)."""
     import asyncio
-    import json
 
     from scorers.metrics.gppm import cluster
 
@@ -200,23 +200,8 @@ def test_cluster_metric_fits_once_when_samples_ask_concurrently(tmp_path, monkey
 
     monkeypatch.setattr(cluster, "fit_cluster_model", counting_fit)
     writing, method = "The reviewer likes the writing.", "The reviewer criticizes the method."
-    fit = tmp_path / "past.jsonl"
-    fit.write_text(
-        "\n".join(
-            json.dumps(
-                {
-                    "id": f"p{i}",
-                    "title": "t",
-                    "abstract": "a",
-                    "reviews": [
-                        {"id": "r0", "text": "raw", "summary": writing},
-                        {"id": "r1", "text": "raw", "summary": method if i % 2 else writing},
-                    ],
-                }
-            )
-            for i in range(4)
-        )
-    )
+    papers = [[writing, method if i % 2 else writing] for i in range(4)]
+    fit = _past_reports(tmp_path / "past.jsonl", papers)
     resources = Resources(cache_dir=tmp_path, embedders={"topic": TopicEmbedder()})
     metric = get_metric(
         "gppm_cluster", fit_on=str(fit), n_clusters=2, embedder="topic", dataset_summaries=True
