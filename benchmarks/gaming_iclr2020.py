@@ -256,7 +256,7 @@ def main() -> None:
             continue
         if (header.eval.metadata or {}).get("perturbation") == "universal_review":
             universal_logs.append(read_eval_log(str(path)))
-        elif "_iclr_" in path.name:
+        elif header.eval.task.split("/")[-1] == "iclr":
             model_logs.append(read_eval_log(str(path)))
     if universal_logs:
         found = paired_scorers(universal_logs)
