@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
+import time
 
 import pytest
 
@@ -122,3 +124,91 @@ def test_keys_depend_on_model_identity_and_tokens():
     assert ScoreCache.logprob_key("m1", a) != ScoreCache.logprob_key(
         "m1", ScoringRequest((1,), (2, 3))
     )
+
+
+class Gated:
+    """A backend whose first call blocks until released, counting what it computes."""
+
+    identity, tokenizer, max_length = "gated", None, None
+
+    def __init__(self, fail_first: bool = False) -> None:
+        self.started = threading.Event()
+        self.release = threading.Event()
+        self.batches: list[list] = []
+        self.fail_first = fail_first
+
+    def _call(self, items):
+        self.batches.append(list(items))
+        if len(self.batches) == 1:
+            self.started.set()
+            assert self.release.wait(10)
+            if self.fail_first:
+                raise RuntimeError("backend down")
+
+    def target_logprobs(self, requests):
+        self._call(requests)
+        return [LogprobResult(-float(sum(r.target_ids)), len(r.target_ids)) for r in requests]
+
+    def generate(self, conversations, settings):
+        self._call(conversations)
+        return [c[-1]["content"].upper() for c in conversations]
+
+
+def _concurrently(first, second, backend):
+    """Run ``first`` in a thread until the backend is busy with it, then ``second`` in another
+    thread, release the backend, and return both outcomes (a result or the exception)."""
+    out: dict[str, object] = {}
+
+    def run(name, call):
+        try:
+            out[name] = call()
+        except Exception as error:  # noqa: BLE001 - the outcome is what the test checks
+            out[name] = error
+
+    a = threading.Thread(target=run, args=("first", first))
+    a.start()
+    assert backend.started.wait(10)
+    b = threading.Thread(target=run, args=("second", second))
+    b.start()
+    time.sleep(0.2)  # the second call is waiting for the first one's request by now
+    backend.release.set()
+    a.join(10)
+    b.join(10)
+    return out["first"], out["second"]
+
+
+def test_a_request_in_flight_is_computed_once(tmp_path):
+    backend = Gated()
+    lm = CachedEvaluationLM(backend, ScoreCache(tmp_path / "c.sqlite"))
+    shared, other = ScoringRequest((1, 2), (3,)), ScoringRequest((1, 2), (4, 5))
+    first, second = _concurrently(
+        lambda: lm.target_logprobs([shared]), lambda: lm.target_logprobs([other, shared]), backend
+    )
+    assert first == [LogprobResult(-3.0, 1)]
+    assert second == [LogprobResult(-9.0, 2), LogprobResult(-3.0, 1)]
+    # the second call computed only its own request and waited for the shared one
+    assert backend.batches == [[shared], [other]]
+    assert lm.computed["logprob_requests"] == 2
+
+    backend = Gated()
+    lm = CachedEvaluationLM(backend, ScoreCache(tmp_path / "g.sqlite"))
+    conversation = [{"role": "user", "content": "u"}]
+    first, second = _concurrently(
+        lambda: lm.generate([conversation], GenerationSettings()),
+        lambda: lm.generate([conversation], GenerationSettings()),
+        backend,
+    )
+    assert first == second == ["U"]
+    assert len(backend.batches) == 1 and lm.computed["generations"] == 1
+
+
+def test_a_waiting_call_computes_the_request_when_the_one_in_flight_failed(tmp_path):
+    backend = Gated(fail_first=True)
+    lm = CachedEvaluationLM(backend, ScoreCache(tmp_path / "c.sqlite"))
+    request = ScoringRequest((1, 2), (3,))
+    first, second = _concurrently(
+        lambda: lm.target_logprobs([request]), lambda: lm.target_logprobs([request]), backend
+    )
+    assert isinstance(first, RuntimeError)
+    assert second == [LogprobResult(-3.0, 1)]
+    assert backend.batches == [[request], [request]]

@@ -18,8 +18,9 @@ import sqlite3
 import threading
 import warnings
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from scorers.lm.base import (
     ChatMessage,
@@ -30,6 +31,9 @@ from scorers.lm.base import (
 )
 
 __all__ = ["CachedEvaluationLM", "ScoreCache", "default_cache_dir"]
+
+Input = TypeVar("Input")
+Output = TypeVar("Output")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS logprobs
@@ -168,13 +172,17 @@ class CachedEvaluationLM:
     """An :class:`EvaluationLM` whose results are read from and written to a :class:`ScoreCache`.
 
     Only misses reach the wrapped backend, in one batched call; a failing backend call stores
-    nothing.
+    nothing. Single flight: a request that another thread is computing at the moment is not
+    computed again; the call waits for that result and reads it from the cache (if that
+    computation failed, the waiting call computes the request itself).
     """
 
     def __init__(self, backend: EvaluationLM, cache: ScoreCache) -> None:
         self.backend = backend
         self.cache = cache
         self.computed: Counter[str] = Counter()
+        self._lock = threading.Lock()
+        self._in_flight: dict[str, threading.Event] = {}
 
     @property
     def identity(self) -> str:
@@ -190,43 +198,65 @@ class CachedEvaluationLM:
 
     def target_logprobs(self, requests: Sequence[ScoringRequest]) -> list[LogprobResult]:
         keys = [self.cache.logprob_key(self.identity, r) for r in requests]
-        results: dict[str, LogprobResult] = {}
-        missing: dict[str, ScoringRequest] = {}
-        for key, request in zip(keys, requests):
-            if key in results or key in missing:
-                continue
-            cached = self.cache.get_logprob(key)
-            if cached is None:
-                missing[key] = request
-            else:
-                results[key] = cached
-        if missing:
+
+        def compute(missing: dict[str, ScoringRequest]) -> list[LogprobResult]:
             computed = self.backend.target_logprobs(list(missing.values()))
             self.computed["logprob_requests"] += len(missing)
             self.computed["logprob_tokens"] += sum(r.length for r in missing.values())
             for key, result in zip(missing, computed):
                 self.cache.put_logprob(key, result)
-                results[key] = result
-        return [results[key] for key in keys]
+            return computed
+
+        return self._single_flight(keys, requests, self.cache.get_logprob, compute)
 
     def generate(
         self, conversations: Sequence[Sequence[ChatMessage]], settings: GenerationSettings
     ) -> list[str]:
         keys = [self.cache.generation_key(self.identity, c, settings) for c in conversations]
-        results: dict[str, str] = {}
-        missing: dict[str, Sequence[ChatMessage]] = {}
-        for key, conversation in zip(keys, conversations):
-            if key in results or key in missing:
-                continue
-            cached = self.cache.get_generation(key)
-            if cached is None:
-                missing[key] = conversation
-            else:
-                results[key] = cached
-        if missing:
+
+        def compute(missing: dict[str, Sequence[ChatMessage]]) -> list[str]:
             generated = self.backend.generate(list(missing.values()), settings)
             self.computed["generations"] += len(missing)
             for key, text in zip(missing, generated):
                 self.cache.put_generation(key, text)
-                results[key] = text
+            return generated
+
+        return self._single_flight(keys, conversations, self.cache.get_generation, compute)
+
+    def _single_flight(
+        self,
+        keys: list[str],
+        inputs: Sequence[Input],
+        read: Callable[[str], Output | None],
+        compute: Callable[[dict[str, Input]], list[Output]],
+    ) -> list[Output]:
+        """Each distinct key once: from the cache, from another thread's computation of it
+        (waited for), or computed here in one batched ``compute`` call of the rest."""
+        results: dict[str, Output] = {}
+        pending = dict(zip(keys, inputs))
+        while pending:
+            mine: dict[str, Input] = {}
+            waits: dict[str, threading.Event] = {}
+            with self._lock:
+                for key, value in pending.items():
+                    cached = read(key)
+                    if cached is not None:
+                        results[key] = cached
+                    elif key in self._in_flight:
+                        waits[key] = self._in_flight[key]
+                    else:
+                        mine[key] = value
+                        self._in_flight[key] = threading.Event()
+            try:
+                if mine:
+                    for key, result in zip(mine, compute(mine)):
+                        results[key] = result
+            finally:
+                with self._lock:
+                    for key in mine:
+                        self._in_flight.pop(key).set()
+            for event in waits.values():
+                event.wait()
+            # what another thread computed is in the cache now; a failed one is tried again here
+            pending = {key: pending[key] for key in waits}
         return [results[key] for key in keys]
