@@ -26,7 +26,12 @@ from scorers.metrics.autopre.core import (
     self_confidence_exam,
     weighted_vote,
 )
-from scorers.metrics.autopre.exams import build_exam_items, qualification_from_rows, run_exams
+from scorers.metrics.autopre.exams import (
+    build_exam_items,
+    embedding_similarity,
+    qualification_from_rows,
+    run_exams,
+)
 from scorers.metrics.autopre.judging import Judge, Pair, ask_confidence, ask_pairs
 
 # -- parsers -----------------------------------------------------------------------------------
@@ -291,6 +296,49 @@ def test_exam_items_pair_similar_and_unrelated_papers():
         assert source["b_paper"] != source["paper"] and source["b"].endswith("r2")  # longest
     with pytest.raises(ValueError):
         build_exam_items(_records()[:1], m=1)
+
+
+def test_embedding_similarity_picks_the_nearest_and_farthest_abstract_by_cosine():
+    """Hand-made embeddings that disagree with word overlap: the pertinence paper is the
+    nearest by cosine, the easy pair's paper the farthest; the cosines are exact."""
+    vectors = {
+        WORDS[0]: [1.0, 0.0, 0.0],
+        WORDS[1]: [0.0, 0.0, 1.0],  # farthest from p0
+        WORDS[2]: [3.0, 4.0, 0.0],  # cosine 0.6 with p0
+        WORDS[3]: [1.0, 1.0, 1.0],  # cosine 1/sqrt(3) with p0
+    }
+    records = _records()
+    encoded: list[list[str]] = []
+
+    def encode(texts):
+        encoded.append(texts)
+        return [vectors[t] for t in texts]
+
+    similarity = embedding_similarity(records, encode)
+    assert len(encoded) == 1 and len(encoded[0]) == 4  # every abstract embedded once
+    assert similarity(records[0], records[2]) == pytest.approx(0.6)
+    assert similarity(records[0], records[3]) == pytest.approx(1 / math.sqrt(3))
+    assert similarity(records[0], records[1]) == pytest.approx(0.0)
+    items = build_exam_items(
+        records, m=4, seed=0, similarity=similarity, similarity_name="embedding cosine (fake)"
+    )
+    assert items.similarity == "embedding cosine (fake)"
+    by_paper = {s["paper"]: s for s in items.sources["pertinence"]}
+    assert by_paper["p0"]["b_paper"] == "p2"
+    easy = {s["paper"]: s for s in items.sources["confidence_easy"]}
+    assert easy["p0"]["b_paper"] == "p1"
+    assert build_exam_items(records, m=4, seed=0).similarity == "jaccard"
+
+
+def test_embedding_similarity_refuses_unusable_input():
+    records = _records()
+    with pytest.raises(ValueError, match="no usable vector"):
+        embedding_similarity(records, lambda texts: [[0.0, 0.0]] * len(texts))
+    with pytest.raises(ValueError, match="no usable vector"):
+        embedding_similarity(records, lambda texts: [[1.0, 0.0]])
+    blank = PaperRecord(id="px", venue="test", title=" ", abstract="", reviews=())
+    with pytest.raises(ValueError, match=r"neither abstract nor title.*px"):
+        embedding_similarity([*records, blank], lambda texts: [[1.0]] * len(texts))
 
 
 def _run(judges):
@@ -563,6 +611,9 @@ def test_autopre_exam_task_logs_every_answer_and_the_qualification(tmp_path):
     table = qualification_from_log(log.location)
     assert table["panel"] == ["autopre_scripted/pertinent@after"]
     assert table["judge_calls"]["autopre_scripted/first@before"]["consistency"] == 8
+    assert log.eval.metadata["similarity"] == "embedding cosine (embedded/all-MiniLM-L6-v2)"
+    with pytest.raises(ValueError, match="similarity must be embedding or jaccard"):
+        autopre_exam(dataset=data, similarity="tfidf")
 
 
 def test_autopre_panel_through_the_iclr_task(tmp_path):

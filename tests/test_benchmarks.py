@@ -247,3 +247,67 @@ def test_gaming_benchmark_merges_metrics_added_by_later_runs():
     assert "universal − SmolLM2" not in gppm
     only_old = gaming.universal_comparison([old], [], ["gem", "gppm_token"])
     assert "## gppm_token" not in only_old and "| human (held-out review) | 2 | 2.000 |" in only_old
+
+
+def test_autopre_exam_report_renders_every_judge_row_and_the_panel():
+    exam = load_benchmark("autopre_exam_iclr2020")
+
+    def score(value, used, unparsed, **extra):
+        return {"value": value, "used": used, "unparsed": unparsed, "reason": None, **extra}
+
+    def judge(c, p, s, in_panel, weight):
+        return {
+            "consistency": c,
+            "pertinence": p,
+            "self_confidence": s,
+            "passed": {
+                "consistency": c["value"] is not None and c["value"] > 0.5,
+                "pertinence": p["value"] is not None and p["value"] > 0.25,
+                "self_confidence": s["value"] == 1.0,
+            },
+            "in_panel": in_panel,
+            "weight": weight,
+        }
+
+    confident = {"mode_prob": 1, "easy_mean": 1.5, "hard_mean": 2.25, "easy_used": 3}
+    qualification = {
+        "judges": {
+            "a@before": judge(
+                score(0.75, 4, 0),
+                score(0.5, 8, 0),
+                score(1.0, 6, 2, **confident, hard_used=3),
+                True,
+                0.6,
+            ),
+            "a@after": judge(
+                score(None, 0, 4),
+                score(0.0, 1, 7),
+                score(None, 0, 8, mode_prob=1, easy_mean=None, hard_mean=None),
+                False,
+                None,
+            ),
+        },
+        "thresholds": {"consistency": 0.5, "pertinence": 0.25, "self_confidence": 1.0},
+        "panel": ["a@before"],
+        "weights": {"a@before": 0.6},
+        "reason": None,
+        "judge_calls": {"a@before": {"consistency": 8, "pertinence": 8}},
+    }
+    text = exam.exam_markdown("forced", qualification, items=4, seconds=12.4)
+    assert text.startswith("## local_answers = forced (4 exam papers, 12 s)")
+    assert (
+        "| a@before | 0.750 (4 used, 0 unparsed) | 0.500 (8 used, 0 unparsed) | "
+        "pass: easy 1.50 vs hard 2.25 −log p (3+3 used, 2 unparsed) | "
+        "consistency, pertinence, self_confidence | yes | 0.600 |"
+    ) in text
+    assert (
+        "| a@after | n/a (0 used, 4 unparsed) | 0.000 (1 used, 7 unparsed) | "
+        "n/a: easy n/a vs hard n/a −log p (0+0 used, 8 unparsed) | none | no |  |"
+    ) in text
+    assert "consistency 0.500, pertinence 0.250; self-confidence is pass/fail" in text
+    assert "Panel: a@before." in text
+    assert "- a@before: consistency 8, pertinence 8" in text
+    empty = dict(qualification, panel=[], reason="no candidate passed all three exams")
+    assert "Panel: empty (no candidate passed all three exams)." in exam.exam_markdown(
+        "generate", empty, items=4, seconds=1.0
+    )

@@ -19,10 +19,16 @@ from gem_tasks.scoring.roles import model_generator
 from gem_tasks.tasks import eval_card
 from gem_tasks.tasks.samples import DEMO_DATASET
 from scorers.data.records import load_records
+from scorers.lm.embedding import DEFAULT_EMBEDDER, load_embedder
 from scorers.lm.generation import LocalGenerator
 from scorers.lm.threads import run_blocking
 from scorers.metrics.autopre.core import Qualification
-from scorers.metrics.autopre.exams import EXAMS, build_exam_items, qualification_from_rows
+from scorers.metrics.autopre.exams import (
+    EXAMS,
+    build_exam_items,
+    embedding_similarity,
+    qualification_from_rows,
+)
 from scorers.metrics.autopre.judging import (
     VARIANTS,
     Judge,
@@ -144,6 +150,8 @@ def autopre_exam(
     judges: str | list[str] = DEFAULT_JUDGES,
     items: int = 50,
     seed: int = 0,
+    similarity: str = "embedding",
+    embedder: str = DEFAULT_EMBEDDER,
     confidence: str = "auto",
     local_answers: str = "generate",
     scorer_lm: str = "embedded",
@@ -159,6 +167,11 @@ def autopre_exam(
             ``after`` or ``expert``. At least three candidates are needed for a panel.
         items: exam papers (each gives one pair per exam: 4 pairs, 8 judge answers per judge).
         seed: which papers are drawn.
+        similarity: how the similar paper P' (pertinence) and the unrelated paper (easy
+            self-confidence pairs) are found: ``embedding`` (default: cosine of the abstracts'
+            embeddings under ``embedder``) or ``jaccard`` (word overlap of the abstracts).
+        embedder: the sentence embedder for ``similarity=embedding`` (default the embedded
+            all-MiniLM-L6-v2; a local folder or a hub id otherwise).
         confidence: ``auto`` (first-token probability for ``scorer_lm``, a verbal keyword for
             the others), ``verbal`` or ``prob``.
         local_answers: how ``scorer_lm`` pairwise judges answer: ``generate`` (as the paper;
@@ -172,8 +185,21 @@ def autopre_exam(
         raise ValueError(f"local_answers must be generate or forced, got {local_answers!r}")
     if confidence not in ("auto", "verbal", "prob"):
         raise ValueError(f"confidence must be auto, verbal or prob, got {confidence!r}")
+    if similarity not in ("embedding", "jaccard"):
+        raise ValueError(f"similarity must be embedding or jaccard, got {similarity!r}")
     source = DEMO_DATASET if dataset is None else dataset
-    exam_items = build_exam_items(load_records(source), m=items, seed=seed)
+    records = load_records(source)
+    if similarity == "embedding":
+        model = load_embedder(embedder)
+        exam_items = build_exam_items(
+            records,
+            m=items,
+            seed=seed,
+            similarity=embedding_similarity(records, model.encode),
+            similarity_name=f"embedding cosine ({model.identity})",
+        )
+    else:
+        exam_items = build_exam_items(records, m=items, seed=seed)
     samples = [
         Sample(
             id=pair.id,

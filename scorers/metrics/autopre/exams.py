@@ -4,8 +4,9 @@ From canonical paper records (each paper with two or more human reviews), for m 
 
 - consistency: (two human reviews of P), both orders;
 - pertinence: a = a human review of P, b = the longest human review of the most similar other
-  paper P' (the "well-written review of a similar paper"; similarity = word overlap of the
-  abstracts, Jaccard over lower-cased words of 3+ letters, or cosine of given embeddings);
+  paper P' (the "well-written review of a similar paper"; similarity = cosine of the abstracts'
+  sentence embeddings (:func:`embedding_similarity`, the task's default), or word overlap of the
+  abstracts, Jaccard over lower-cased words of 3+ letters, without an embedder);
 - self-confidence: easy = (a human review of P, a review of the least similar paper), hard = (two
   human reviews of P).
 
@@ -21,6 +22,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from scorers.data.records import PaperRecord
 from scorers.metrics.autopre.core import (
     ExamScore,
@@ -32,7 +35,14 @@ from scorers.metrics.autopre.core import (
 )
 from scorers.metrics.autopre.judging import Judge, Pair, ask_confidence, ask_pairs
 
-__all__ = ["EXAMS", "ExamItems", "build_exam_items", "paper_context", "run_exams"]
+__all__ = [
+    "EXAMS",
+    "ExamItems",
+    "build_exam_items",
+    "embedding_similarity",
+    "paper_context",
+    "run_exams",
+]
 
 EXAMS = ("consistency", "pertinence", "confidence_easy", "confidence_hard")
 _WORD = re.compile(r"[a-z]{3,}")
@@ -50,6 +60,27 @@ def _jaccard(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(a | b) if a | b else 0.0
 
 
+def embedding_similarity(
+    records: Sequence[PaperRecord], encode: Callable[[list[str]], np.ndarray]
+) -> Callable[[PaperRecord, PaperRecord], float]:
+    """Cosine similarity of the papers' abstracts (the title when there is none) under
+    ``encode`` (texts -> one row per text), every abstract embedded once."""
+    texts = [(r.abstract or r.title).strip() for r in records]
+    if not all(texts):
+        missing = [r.id for r, t in zip(records, texts) if not t]
+        raise ValueError(f"papers with neither abstract nor title cannot be embedded: {missing}")
+    vectors = np.asarray(encode(texts), dtype=np.float64)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    if vectors.shape[0] != len(records) or not np.all(norms > 0):
+        raise ValueError("the embedder returned no usable vector for some abstract")
+    unit = {r.id: v for r, v in zip(records, vectors / norms)}
+
+    def similarity(p: PaperRecord, q: PaperRecord) -> float:
+        return float(unit[p.id] @ unit[q.id])
+
+    return similarity
+
+
 @dataclass
 class ExamItems:
     """The pairs of each exam (``pairs[exam]``) and where each review came from."""
@@ -65,10 +96,12 @@ def build_exam_items(
     m: int,
     seed: int = 0,
     similarity: Callable[[PaperRecord, PaperRecord], float] | None = None,
+    similarity_name: str = "custom",
 ) -> ExamItems:
     """Up to ``m`` exam papers (drawn with ``seed`` among those with 2+ non-empty reviews) and
     their pairs; every other record is a candidate P' or unrelated paper. ``similarity``
-    defaults to the abstracts' word Jaccard. Fewer than two papers is a ``ValueError``."""
+    (named ``similarity_name`` in the result) defaults to the abstracts' word Jaccard. Fewer
+    than two papers is a ``ValueError``."""
     usable = [r for r in records if sum(bool(v.text.strip()) for v in r.reviews) >= 2]
     if len(usable) < 2 or len(records) < 2:
         raise ValueError("the Auto-PRE exams need at least two papers with two or more reviews")
@@ -100,7 +133,7 @@ def build_exam_items(
         for exam, a, b, b_paper in add:
             pairs[exam].append(Pair(id=f"{exam}:{paper.id}", paper=context, a=a.text, b=b.text))
             sources[exam].append({"paper": paper.id, "a": a.id, "b": b.id, "b_paper": b_paper})
-    return ExamItems(pairs, sources, "custom" if similarity else "jaccard")
+    return ExamItems(pairs, sources, similarity_name if similarity else "jaccard")
 
 
 async def run_exams(
