@@ -54,22 +54,47 @@ def _confidence_cell(score: dict[str, Any]) -> str:
     )
 
 
-def exam_markdown(mode: str, qualification: dict[str, Any], *, items: int, seconds: float) -> str:
-    """One answer mode's section: the per-judge exam table, thresholds, panel, judge calls."""
+def first_position_counts(samples: list[Any]) -> dict[str, tuple[int, int]]:
+    """judge -> (answers choosing the review shown first, answers read), over every exam pair
+    and both orders: a judge that always names one position has P_c = 0 and P_p = 0.5."""
+    counts: dict[str, list[int]] = {}
+    for sample in samples:
+        for score in (sample.scores or {}).values():
+            for judge, answer in ((score.metadata or {}).get("judges") or {}).items():
+                read = [label for label in answer["labels"] if label in (-1, 1)]
+                row = counts.setdefault(judge, [0, 0])
+                row[0] += sum(label == -1 for label in read)
+                row[1] += len(read)
+    return {judge: (first, read) for judge, (first, read) in counts.items()}
+
+
+def exam_markdown(
+    mode: str,
+    qualification: dict[str, Any],
+    *,
+    items: int,
+    seconds: float,
+    positions: dict[str, tuple[int, int]] | None = None,
+) -> str:
+    """One answer mode's section: the per-judge exam table (with the share of answers that
+    chose the first-shown review, when ``positions`` is given), thresholds, panel, calls."""
+    positions = positions or {}
     lines = [
         f"## local_answers = {mode} ({items} exam papers, {seconds:.0f} s)",
         "",
         "| judge | consistency P_c | pertinence P_p | self-confidence P_s | passed | "
-        "in panel | weight |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "in panel | weight | chose the first-shown review |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for judge, row in qualification["judges"].items():
         passed = ", ".join(exam for exam in EXAMS if row["passed"][exam]) or "none"
         weight = "" if row["weight"] is None else f"{row['weight']:.3f}"
+        first, read = positions.get(judge, (0, 0))
+        share = f"{first}/{read} ({first / read:.0%})" if read else "n/a"
         lines.append(
             f"| {judge} | {_cell(row['consistency'])} | {_cell(row['pertinence'])} | "
             f"{_confidence_cell(row['self_confidence'])} | {passed} | "
-            f"{'yes' if row['in_panel'] else 'no'} | {weight} |"
+            f"{'yes' if row['in_panel'] else 'no'} | {weight} | {share} |"
         )
     thresholds = ", ".join(
         f"{exam} {'n/a' if value is None else f'{value:.3f}'}"
@@ -137,22 +162,27 @@ def main() -> None:
     sections = [
         "# Auto-PRE exams, ICLR 2020, SmolLM2-135M under three prompt variants",
         "",
-        "Every answer is in the logs; `qualification_<mode>.json` holds the full qualification.",
+        "Made by `python benchmarks/autopre_exam_iclr2020.py --items 50 --answers <modes>`; every "
+        "answer is in its Inspect logs (`<out>/logs`, not committed), `qualification_<mode>.json` "
+        "holds the full qualification (`qualification_from_log`).",
         "",
     ]
     for mode, location in sorted(logs.items()):
         qualification = qualification_from_log(location)
         (args.out / f"qualification_{mode}.json").write_text(json.dumps(qualification, indent=1))
-        header = read_eval_log(location, header_only=True)
-        items = int((header.eval.task_args or {}).get("items", 0))
+        log = read_eval_log(location)
+        items = int((log.eval.task_args or {}).get("items", 0))
         seconds = timings.get(mode)
         if seconds is None:  # a log run elsewhere: its own clock
-            stats = header.stats
+            stats = log.stats
             seconds = (
                 _parse_time(stats.completed_at) - _parse_time(stats.started_at)
             ).total_seconds()
             timings[mode] = seconds
-        sections.append(exam_markdown(mode, qualification, items=items, seconds=seconds))
+        positions = first_position_counts(log.samples or [])
+        sections.append(
+            exam_markdown(mode, qualification, items=items, seconds=seconds, positions=positions)
+        )
     timings_path.write_text(json.dumps(timings, indent=2) + "\n")
     text = "\n".join(sections)
     (args.out / "report.md").write_text(text)

@@ -293,16 +293,29 @@ def test_autopre_exam_report_renders_every_judge_row_and_the_panel():
         "reason": None,
         "judge_calls": {"a@before": {"consistency": 8, "pertinence": 8}},
     }
-    text = exam.exam_markdown("forced", qualification, items=4, seconds=12.4)
+    from types import SimpleNamespace
+
+    def sample(**labels):
+        judges = {judge: {"labels": pair} for judge, pair in labels.items()}
+        return SimpleNamespace(scores={"s": SimpleNamespace(metadata={"judges": judges})})
+
+    samples = [
+        sample(**{"a@before": [-1, -1], "a@after": [None, None]}),
+        sample(**{"a@before": [-1, 1], "a@after": [1, None]}),
+        SimpleNamespace(scores=None),  # an errored sample
+    ]
+    positions = exam.first_position_counts(samples)
+    assert positions == {"a@before": (3, 4), "a@after": (0, 1)}
+    text = exam.exam_markdown("forced", qualification, items=4, seconds=12.4, positions=positions)
     assert text.startswith("## local_answers = forced (4 exam papers, 12 s)")
     assert (
         "| a@before | 0.750 (4 used, 0 unparsed) | 0.500 (8 used, 0 unparsed) | "
         "pass: easy 1.50 vs hard 2.25 −log p (3+3 used, 2 unparsed) | "
-        "consistency, pertinence, self_confidence | yes | 0.600 |"
+        "consistency, pertinence, self_confidence | yes | 0.600 | 3/4 (75%) |"
     ) in text
     assert (
         "| a@after | n/a (0 used, 4 unparsed) | 0.000 (1 used, 7 unparsed) | "
-        "n/a: easy n/a vs hard n/a −log p (0+0 used, 8 unparsed) | none | no |  |"
+        "n/a: easy n/a vs hard n/a −log p (0+0 used, 8 unparsed) | none | no |  | 0/1 (0%) |"
     ) in text
     assert "consistency 0.500, pertinence 0.250; self-confidence is pass/fail" in text
     assert "Panel: a@before." in text
