@@ -160,22 +160,35 @@ def run_batches(batch_sizes: dict[str, list[int]]) -> list[dict[str, Any]]:
 
 
 def run_demo(tree: Path, workdir: Path) -> dict[str, Any]:
-    """The README's demo command in ``tree`` with a fresh score cache (model folder warm)."""
+    """The README's demo command in ``tree`` with a fresh score cache (model folder warm). This
+    tree runs as installed; another tree (a worktree of the baseline) is put first on
+    ``PYTHONPATH``. (Putting this checkout there too would make Python see two ``gem-tasks``
+    distributions, its ``*.egg-info`` and the installed one, and Inspect would then register
+    the tasks without their ``gem_tasks/`` prefix: "No inspect tasks were found".) A failed
+    run raises with the end of its output."""
     cache = workdir / "cache"
     cache.mkdir(parents=True)
     (cache / "models").symlink_to(default_cache_dir() / "models")
-    env = dict(os.environ, GEM_TASKS_CACHE_DIR=str(cache), PYTHONPATH=str(tree))
+    env = dict(os.environ, GEM_TASKS_CACHE_DIR=str(cache))
+    if tree.resolve() != REPO.resolve():
+        env["PYTHONPATH"] = str(tree)
     logs = workdir / "logs"
+    output = workdir / "demo_output.txt"
     start = time.perf_counter()
-    subprocess.run(
-        [*DEMO_COMMAND, "--log-dir", str(logs)],
-        cwd=workdir,
-        env=env,
-        check=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    with output.open("w") as sink:
+        status = subprocess.run(
+            [*DEMO_COMMAND, "--log-dir", str(logs)],
+            cwd=workdir,
+            env=env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        ).returncode
     seconds = time.perf_counter() - start
+    if status != 0:
+        raise RuntimeError(
+            f"the demo in {tree} failed (exit {status}); its output ends:\n"
+            + output.read_text()[-3000:]
+        )
     from inspect_ai.log import read_eval_log
 
     log = read_eval_log(str(next(logs.glob("*.eval"))))
@@ -239,6 +252,22 @@ def demo_comparison(baseline_ref: str) -> dict[str, Any]:
     }
 
 
+def _cpu_description() -> str | None:
+    """The CPU's model name, family and whether it has AVX-512 and AVX-512 BF16 (Linux)."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return None
+    fields = dict(line.split(":", 1) for line in text.split("\n\n")[0].splitlines() if ":" in line)
+    fields = {k.strip(): v.strip() for k, v in fields.items()}
+    flags = set(fields.get("flags", "").split())
+    return (
+        f"{fields.get('model name', '?')} (family {fields.get('cpu family', '?')}, "
+        f"model {fields.get('model', '?')}; avx512f {'avx512f' in flags}, "
+        f"avx512_bf16 {'avx512_bf16' in flags}, amx_bf16 {'amx_bf16' in flags})"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--review-batches", default="1,10", help="batch sizes (comma-separated)")
@@ -251,6 +280,7 @@ def main() -> None:
         "machine": {
             "platform": platform.platform(),
             "processor": platform.processor(),
+            "cpu": _cpu_description(),
             "cpus": os.cpu_count(),
             "torch_threads": torch.get_num_threads(),
             "python": sys.version.split()[0],
