@@ -86,6 +86,25 @@ def test_gpu_benchmark_smoke_on_cpu(tmp_path: Path):
     assert 0 < ours["padding"] < 0.5
 
 
+def test_generation_benchmark_demo_runs_this_tree_as_installed_and_reports_failures(
+    tmp_path: Path, monkeypatch
+):
+    """This checkout's demo runs without PYTHONPATH (a second gem-tasks distribution would hide
+    the tasks), another tree's with it first; a failing demo raises with its output."""
+    generation = load_benchmark("generation")
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    monkeypatch.setenv("GEM_TASKS_CACHE_DIR", str(tmp_path / "cache"))
+    script = "import os, sys; print('PYTHONPATH=' + str(os.environ.get('PYTHONPATH'))); sys.exit(3)"
+    monkeypatch.setattr(generation, "DEMO_COMMAND", [sys.executable, "-c", script])
+    with pytest.raises(RuntimeError, match=r"(?s)exit 3.*PYTHONPATH=None"):
+        generation.run_demo(generation.REPO, tmp_path / "ours")
+    other = tmp_path / "baseline-tree"
+    other.mkdir()
+    with pytest.raises(RuntimeError, match=f"PYTHONPATH={other}"):
+        generation.run_demo(other, tmp_path / "baseline")
+    assert (tmp_path / "ours" / "cache" / "models").is_symlink()  # the warm model folder
+
+
 @pytest.mark.usefixtures("isolated_cache")
 def test_cpu_benchmark_on_the_demo_data(tmp_path: Path, monkeypatch):
     scoring = load_benchmark("scoring")
