@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -168,15 +169,15 @@ def main() -> None:
         "",
     ]
     for mode, location in sorted(logs.items()):
-        qualification = qualification_from_log(location)
-        (args.out / f"qualification_{mode}.json").write_text(json.dumps(qualification, indent=1))
         log = read_eval_log(location)
+        qualification = qualification_from_log(log)
+        (args.out / f"qualification_{mode}.json").write_text(json.dumps(qualification, indent=1))
         items = int((log.eval.task_args or {}).get("items", 0))
         seconds = timings.get(mode)
         if seconds is None:  # a log run elsewhere: its own clock
-            stats = log.stats
+            started, completed = log.stats.started_at, log.stats.completed_at
             seconds = (
-                _parse_time(stats.completed_at) - _parse_time(stats.started_at)
+                datetime.fromisoformat(completed) - datetime.fromisoformat(started)
             ).total_seconds()
             timings[mode] = seconds
         positions = first_position_counts(log.samples or [])
@@ -187,12 +188,6 @@ def main() -> None:
     text = "\n".join(sections)
     (args.out / "report.md").write_text(text)
     print(text)
-
-
-def _parse_time(stamp: str):
-    from datetime import datetime
-
-    return datetime.fromisoformat(stamp)
 
 
 if __name__ == "__main__":

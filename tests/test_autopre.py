@@ -609,6 +609,7 @@ def test_autopre_exam_task_logs_every_answer_and_the_qualification(tmp_path):
     answer = next(iter(sample.scores.values())).metadata["judges"]["autopre_scripted/first@before"]
     assert answer["replies"] and answer["calls"] == 2
     table = qualification_from_log(log.location)
+    assert qualification_from_log(log) == table  # a log already read gives the same
     assert table["panel"] == ["autopre_scripted/pertinent@after"]
     assert table["judge_calls"]["autopre_scripted/first@before"]["consistency"] == 8
     assert log.eval.metadata["similarity"] == "embedding cosine (embedded/all-MiniLM-L6-v2)"

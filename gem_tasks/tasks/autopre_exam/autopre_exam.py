@@ -11,6 +11,7 @@ from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.log import EvalLog, read_eval_log
 from inspect_ai.model import get_model
 from inspect_ai.scorer import SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import Generate, TaskState, solver
@@ -233,12 +234,11 @@ def autopre_exam(
     )
 
 
-def qualification_from_log(log: str | Path) -> dict[str, Any]:
+def qualification_from_log(log: str | Path | EvalLog) -> dict[str, Any]:
     """The full qualification (exam scores with used/unparsed counts, passes, thresholds, panel,
-    weights, and judge calls per exam) from an ``autopre_exam`` log file."""
-    from inspect_ai.log import read_eval_log
-
-    eval_log = read_eval_log(str(log))
+    weights, and judge calls per exam) from an ``autopre_exam`` log (a file, or a log already
+    read with its samples)."""
+    eval_log = log if isinstance(log, EvalLog) else read_eval_log(str(log))
     rows, calls = [], {}
     for sample in eval_log.samples or []:
         for score in (sample.scores or {}).values():
