@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from machine import cpu_description
 
 from scorers.data.records import load_records
 from scorers.lm import load_evaluation_lm
@@ -252,22 +253,6 @@ def demo_comparison(baseline_ref: str) -> dict[str, Any]:
     }
 
 
-def _cpu_description() -> str | None:
-    """The CPU's model name, family and whether it has AVX-512 and AVX-512 BF16 (Linux)."""
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return None
-    fields = dict(line.split(":", 1) for line in text.split("\n\n")[0].splitlines() if ":" in line)
-    fields = {k.strip(): v.strip() for k, v in fields.items()}
-    flags = set(fields.get("flags", "").split())
-    return (
-        f"{fields.get('model name', '?')} (family {fields.get('cpu family', '?')}, "
-        f"model {fields.get('model', '?')}; avx512f {'avx512f' in flags}, "
-        f"avx512_bf16 {'avx512_bf16' in flags}, amx_bf16 {'amx_bf16' in flags})"
-    )
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--review-batches", default="1,10", help="batch sizes (comma-separated)")
@@ -280,7 +265,7 @@ def main() -> None:
         "machine": {
             "platform": platform.platform(),
             "processor": platform.processor(),
-            "cpu": _cpu_description(),
+            "cpu": cpu_description(),
             "cpus": os.cpu_count(),
             "torch_threads": torch.get_num_threads(),
             "python": sys.version.split()[0],

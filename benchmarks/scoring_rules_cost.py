@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from machine import describe_machine
+
 from scorers import Item, Paper, Resources, Review, get_metric
 from scorers.data.negatives import draw_negatives
 from scorers.data.records import load_records, split_reviews
@@ -99,10 +101,23 @@ def main(argv: list[str] | None = None) -> dict:
         negatives=args.negatives,
         seed=args.seed,
     )
-    rows = []
+    report = {
+        "data": str(args.data),
+        "papers": args.papers,
+        "references": args.references,
+        "negatives": args.negatives,
+        "scorer_lm": args.scorer_lm,
+        "dtype": args.dtype,
+        "machine": describe_machine(),
+        "rows": [],
+    }
+    rows = report["rows"]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     for name in names:
         row = measure(name, items, scorer_lm=args.scorer_lm, lm_args={"dtype": args.dtype})
         rows.append(row)
+        # written after every metric, so that an interrupted run keeps what it measured
+        args.out.write_text(json.dumps(report, indent=2) + "\n")
         print(
             f"{name}: {row['seconds_per_sample']:.2f} s/sample, "
             f"{row['oracle_calls_per_sample']:.1f} oracle calls, "
@@ -110,16 +125,6 @@ def main(argv: list[str] | None = None) -> dict:
             f"{row['scored']}/{row['samples']} scored",
             flush=True,
         )
-    report = {
-        "data": str(args.data),
-        "papers": args.papers,
-        "references": args.references,
-        "negatives": args.negatives,
-        "scorer_lm": args.scorer_lm,
-        "rows": rows,
-    }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n")
     print("\n| metric | s/sample | oracle calls | log-prob requests | scored |")
     print("| --- | --- | --- | --- | --- |")
     for row in rows:

@@ -184,6 +184,7 @@ def test_scoring_rules_cost_benchmark_counts_calls(tmp_path: Path, tiny_model, t
          "--metrics", "fmi_kl_fvar_token", "tvd_mi"]
     )  # fmt: skip
     assert json.loads(out.read_text()) == report
+    assert report["machine"]["cpus"] >= 1 and report["dtype"] == "float32"
     rows = {r["metric"]: r for r in report["rows"]}
     # 1 positive + 4 negatives, a conditional and a marginal request each
     assert rows["fmi_kl_fvar_token"]["logprob_requests_per_sample"] == 10
