@@ -394,6 +394,31 @@ def test_an_unreadable_oracle_is_retried_once_then_unscored(tmp_path):
     assert result.signature.oracle == "scripted/oracle"
 
 
+def test_the_seven_point_reply_limit_is_an_option_in_the_signature(tmp_path):
+    """``max_tokens`` bounds each 7-point reply (default 2,000, the GPPM authors' limit), is
+    passed to the oracle on the first call and the retry, and splits the signature; the binary
+    cells have no such option, and a limit that is not a positive integer is refused."""
+    from scorers import MetricError
+
+    item = _item(negatives=[Review("n/r", "other")])
+    default = ScriptedOracle(replies=["Perhaps.", "No."])
+    first = get_metric("fmi_kl_direct_report").score(item, _resources(default, tmp_path))
+    assert [s.max_new_tokens for s in default.settings] == [2000, 2000]
+    capped = ScriptedOracle(replies=["Perhaps.", "No."])
+    second = get_metric("fmi_kl_direct_report", max_tokens=300).score(
+        item, _resources(capped, tmp_path / "other-cache")
+    )
+    assert [s.max_new_tokens for s in capped.settings] == [300, 300]
+    assert (first.signature.max_tokens, second.signature.max_tokens) == (2000, 300)
+    assert first.signature.id != second.signature.id
+    assert get_metric("ctv").options.get("max_tokens") is None
+    for bad in (0, -5, 2.5, "400", True):
+        with pytest.raises(MetricError, match="max_tokens must be a positive integer"):
+            get_metric("gppm_j", max_tokens=bad)
+    with pytest.raises(MetricError, match="has no option"):
+        get_metric("tvd_mi", max_tokens=100)
+
+
 def test_an_empty_candidate_asks_nothing_and_reveals_nothing(tmp_path):
     oracle = ScriptedOracle(support=lambda s: True)
     result = get_metric("ctv", dataset_summaries=True).score(

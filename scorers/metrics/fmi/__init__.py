@@ -13,6 +13,7 @@ from scorers.registry import register_metric_class
 from .divergences import DIVERGENCES, FDivergence, RatioOverflow, divergence
 from .estimators import Estimate, direct, direct_product, f_variational, variational_from_critic
 from .family import SCORING_RULES_VERSION, ScoringRuleMetric, ScoringRuleSignature
+from .oracle import ORACLE_SETTINGS
 
 __all__ = [
     "DIVERGENCES",
@@ -50,6 +51,7 @@ def _defaults(f: str, estimator: str, representation: str, aggregation: str) -> 
             defaults["aggregation"] = aggregation
     if representation != "token" and not binary:
         defaults["synopsis"] = "none"
+        defaults["max_tokens"] = ORACLE_SETTINGS.max_new_tokens
     if f == "tv" and estimator == "direct":
         defaults["tv_direct_form"] = "joint"
     return defaults

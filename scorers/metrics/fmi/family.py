@@ -27,6 +27,10 @@ Options:
         statement cells), as in the GEM family.
     synopsis: ``none`` (default: the 7-point prompt says "Not Provided", Scoring Rules A6) or
         ``abstract`` (the GSPPM variant), likelihood-oracle cells.
+    max_tokens: the most new tokens of one 7-point reply (default 2,000, the GPPM authors'
+        limit; likelihood-oracle cells). A reply cut off before its last ``<SCORE=k>`` line is
+        unreadable, so a lower limit only bounds what an oracle that never ends costs (a 135M
+        model repeats itself to the limit); it is in the signature.
 
 Failure modes (each an unscored result with its reason, never a default value): no usable
 positive reference; an f-variational cell without negatives; an oracle reply unreadable twice
@@ -53,6 +57,7 @@ from .divergences import DIVERGENCES, RatioOverflow, divergence
 from .oracle import (
     BINARY_SETTINGS,
     ORACLE_ROLE,
+    ORACLE_SETTINGS,
     Parsed,
     ask,
     likelihood_messages,
@@ -91,6 +96,8 @@ class ScoringRuleSignature(Signature):
     statements: str = "none"
     tv_direct_form: str = "none"
     synopsis: str = "none"
+    max_tokens: int = 0
+    """The 7-point reply's token limit (likelihood-oracle cells; 0 elsewhere)."""
     prompts: dict[str, str] = field(default_factory=dict)
 
 
@@ -130,6 +137,13 @@ class ScoringRuleMetric(Metric):
                 f"metric {spec.name!r}: divergence must be one of {list(allowed)}, got {name!r}"
             )
         self.f = divergence(name)
+        limit = self.options.get("max_tokens")
+        if "max_tokens" in self.options and (
+            isinstance(limit, bool) or not isinstance(limit, int) or limit < 1
+        ):
+            raise MetricError(
+                f"metric {spec.name!r}: max_tokens must be a positive integer, got {limit!r}"
+            )
         for option, choices in (
             ("aggregation", ("mean", "sum")),
             ("statements", ("judgments", "llm")),
@@ -285,7 +299,10 @@ class ScoringRuleMetric(Metric):
                 }
             question = likelihood_messages(candidate, units, synopsis=synopsis)
             answer = await ask(
-                oracle.generate, question, lambda reply: parse_likelihood(reply, len(units))
+                oracle.generate,
+                question,
+                lambda reply: parse_likelihood(reply, len(units)),
+                settings=replace(ORACLE_SETTINGS, max_new_tokens=self.options["max_tokens"]),
             )
             if answer.value is None:
                 return None, {
@@ -475,6 +492,7 @@ class ScoringRuleMetric(Metric):
             synopsis=str(self.options.get("synopsis", "none"))
             if self.representation != "token" and not self.binary_critic
             else "none",
+            max_tokens=int(self.options.get("max_tokens", 0)),
             prompts=hashes,
         )
 
