@@ -81,6 +81,22 @@ def measure(name: str, items: list[Item], *, scorer_lm: str, lm_args: dict) -> d
     }
 
 
+SETTINGS = ("data", "papers", "references", "negatives", "scorer_lm", "dtype", "machine")
+"""What two runs must share for their rows to stand in one table."""
+
+
+def kept_rows(earlier: dict, report: dict, measuring: list[str]) -> list[dict]:
+    """The rows of ``earlier`` (a previous output) for metrics not in ``measuring``.
+
+    Raises:
+        SystemExit: ``earlier`` was measured with other settings or on another machine.
+    """
+    differ = [key for key in SETTINGS if earlier.get(key) != report.get(key)]
+    if differ:
+        raise SystemExit(f"--keep: the earlier output differs in {differ}; use another --out")
+    return [row for row in earlier.get("rows", []) if row["metric"] not in measuring]
+
+
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DEMO)
@@ -92,6 +108,11 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--dtype", default="float32")
     parser.add_argument("--metrics", nargs="*", help="default: every fmi/gppm metric")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "scoring_rules_cost.json")
+    parser.add_argument(
+        "--keep",
+        action="store_true",
+        help="keep the rows of metrics not measured now from --out (same settings only)",
+    )
     args = parser.parse_args(argv)
     names = args.metrics or [s.name for s in list_metrics() if s.family in ("fmi", "gppm")]
     items = items_from(
@@ -112,6 +133,8 @@ def main(argv: list[str] | None = None) -> dict:
         "rows": [],
     }
     rows = report["rows"]
+    if args.keep and args.out.exists():
+        rows.extend(kept_rows(json.loads(args.out.read_text()), report, names))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     for name in names:
         row = measure(name, items, scorer_lm=args.scorer_lm, lm_args={"dtype": args.dtype})

@@ -193,6 +193,18 @@ def test_scoring_rules_cost_benchmark_counts_calls(tmp_path: Path, tiny_model, t
     assert tvd["scored"] + len(tvd["unscored_reasons"]) >= 1
     assert all("unreadable oracle reply" in reason for reason in tvd["unscored_reasons"])
     assert 5 <= tvd["oracle_calls_per_sample"] <= 10  # 5 questions, at most one retry each
+    # --keep: a second run measures one metric again and keeps the other's row
+    again = cost.main(
+        ["--papers", "2", "--scorer-lm", f"hf/{folder}", "--out", str(out),
+         "--metrics", "fmi_kl_fvar_token", "--keep"]
+    )  # fmt: skip
+    assert [r["metric"] for r in again["rows"]] == ["tvd_mi", "fmi_kl_fvar_token"]
+    assert again["rows"][0] == tvd
+    with pytest.raises(SystemExit, match="differs in \\['papers'\\]"):
+        cost.main(
+            ["--papers", "3", "--scorer-lm", f"hf/{folder}", "--out", str(out),
+             "--metrics", "fmi_kl_fvar_token", "--keep"]
+        )  # fmt: skip
 
 
 def test_gaming_benchmark_compares_the_universal_review_paper_by_paper():
