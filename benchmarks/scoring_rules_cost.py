@@ -7,7 +7,8 @@ evaluation LM also serving as oracle and preprocessor. Each metric gets its own 
 its time includes the rewrites and decompositions it needs (the amortised cost a second model
 would not pay is in the cache hit rate of ``--repeat``).
 
-    python benchmarks/scoring_rules_cost.py --papers 4
+    python benchmarks/scoring_rules_cost.py --papers 4 \
+        --metric-options '{"gppm_cluster": {"fit_on": "gem_tasks/tasks/data/demo_iclr.jsonl"}}'
     python benchmarks/scoring_rules_cost.py --papers 2 --scorer-lm hf/<folder of a tiny model>
 
 Writes a JSON file and prints a markdown table.
@@ -52,13 +53,15 @@ def items_from(
     return out
 
 
-def measure(name: str, items: list[Item], *, scorer_lm: str, lm_args: dict) -> dict:
+def measure(
+    name: str, items: list[Item], *, scorer_lm: str, lm_args: dict, options: dict | None = None
+) -> dict:
     with tempfile.TemporaryDirectory() as cache:
         resources = Resources(
             evaluation_lm=scorer_lm, evaluation_lm_options=lm_args, cache_dir=cache
         )
         resources.lm()  # loading is not part of the cost per sample
-        metric = get_metric(name)
+        metric = get_metric(name, **(options or {}))
 
         async def run() -> list:
             return list(await asyncio.gather(*(metric.ascore(i, resources) for i in items)))
@@ -69,6 +72,7 @@ def measure(name: str, items: list[Item], *, scorer_lm: str, lm_args: dict) -> d
     scored = [r for r in results if r.value is not None]
     return {
         "metric": name,
+        "options": options or {},
         "samples": len(items),
         "scored": len(scored),
         "unscored_reasons": sorted({r.reason for r in results if r.reason})[:3],
@@ -107,6 +111,12 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--scorer-lm", default="embedded")
     parser.add_argument("--dtype", default="float32")
     parser.add_argument("--metrics", nargs="*", help="default: every fmi/gppm metric")
+    parser.add_argument(
+        "--metric-options",
+        type=json.loads,
+        default={},
+        help='per-metric options as JSON, e.g. \'{"gppm_cluster": {"fit_on": "papers.jsonl"}}\'',
+    )
     parser.add_argument("--out", type=Path, default=HERE / "results" / "scoring_rules_cost.json")
     parser.add_argument(
         "--keep",
@@ -137,7 +147,13 @@ def main(argv: list[str] | None = None) -> dict:
         rows.extend(kept_rows(json.loads(args.out.read_text()), report, names))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     for name in names:
-        row = measure(name, items, scorer_lm=args.scorer_lm, lm_args={"dtype": args.dtype})
+        row = measure(
+            name,
+            items,
+            scorer_lm=args.scorer_lm,
+            lm_args={"dtype": args.dtype},
+            options=args.metric_options.get(name),
+        )
         rows.append(row)
         # written after every metric, so that an interrupted run keeps what it measured
         args.out.write_text(json.dumps(report, indent=2) + "\n")

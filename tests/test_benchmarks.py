@@ -181,7 +181,8 @@ def test_scoring_rules_cost_benchmark_counts_calls(tmp_path: Path, tiny_model, t
     out = tmp_path / "cost.json"
     report = cost.main(
         ["--papers", "2", "--scorer-lm", f"hf/{folder}", "--out", str(out),
-         "--metrics", "fmi_kl_fvar_token", "tvd_mi"]
+         "--metrics", "fmi_kl_fvar_token", "tvd_mi",
+         "--metric-options", '{"fmi_kl_fvar_token": {"divergence": "hellinger"}}']
     )  # fmt: skip
     assert json.loads(out.read_text()) == report
     assert report["machine"]["cpus"] >= 1 and report["dtype"] == "float32"
@@ -189,6 +190,8 @@ def test_scoring_rules_cost_benchmark_counts_calls(tmp_path: Path, tiny_model, t
     # 1 positive + 4 negatives, a conditional and a marginal request each
     assert rows["fmi_kl_fvar_token"]["logprob_requests_per_sample"] == 10
     assert rows["fmi_kl_fvar_token"]["scored"] == 2
+    assert rows["fmi_kl_fvar_token"]["options"] == {"divergence": "hellinger"}
+    assert rows["tvd_mi"]["options"] == {}
     tvd = rows["tvd_mi"]
     assert tvd["scored"] + len(tvd["unscored_reasons"]) >= 1
     assert all("unreadable oracle reply" in reason for reason in tvd["unscored_reasons"])
