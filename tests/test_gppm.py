@@ -44,6 +44,7 @@ def test_token_is_the_conditional_term_and_differs_from_gem_by_the_marginal(tiny
     [term] = gppm.terms
     assert gppm.value == pytest.approx(term["conditional"])
     assert gppm.value - gppm.details["pmi"] == pytest.approx(term["marginal"])
+    assert gppm.details["logprob_requests"] == 2  # the cost benchmark reads this
     assert gppm.signature.synopsis == "placeholder 'Not given'"
     other = get_metric("gppm_token", dataset_summaries=True, placeholder="Not Provided")
     changed = other.score(item, resources)

@@ -100,7 +100,12 @@ class GppmToken(Metric):
             explanation=f"mean log P(ŷ | x̂, θ) over {len(conditionals)} reference(s): "
             f"{value:.3f} nats (PMI = {result.value:.3f})",
             terms=result.terms,
-            details={**result.details, "pmi": result.value},
+            # a conditional and a marginal per reference (the PMI is kept in the metadata)
+            details={
+                **result.details,
+                "pmi": result.value,
+                "logprob_requests": 2 * len(conditionals),
+            },
             signature=signature,
         )
 
