@@ -6,6 +6,7 @@ random one (cell 1 equals GEM)."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -316,6 +317,22 @@ def test_the_new_metric_by_hand(tmp_path):
     assert critics == {"pos": 0.25, "n1/r": -0.5, "n2/r": -0.25, "n3/r": -0.5, "n4/r": 0.0}
     assert result.signature.representation == "statement" and result.signature.negatives == 4
     assert result.signature.oracle == "scripted/oracle"
+
+
+def test_rewrite_lines_that_are_not_judgments_are_counted_not_asked(tmp_path):
+    """A rewrite written as a paragraph ("The reviewer ... They also ...") gives statements only
+    from its "The reviewer" lines; the other lines are counted in the metadata, never asked."""
+    paragraph = Review(
+        "pos", "raw", summary="The reviewer likes A.\nThey also like B.\n\nThey doubt C."
+    )
+    item = replace(_item(), references=(paragraph,))
+    oracle = ScriptedOracle(support=lambda s: True)
+    result = get_metric("ctv", dataset_summaries=True).score(item, _resources(oracle, tmp_path))
+    assert [t["statements"] for t in result.terms if t["reference_id"] == "pos"] == [1]
+    assert result.details["lines_not_statements"] == {"pos": 2}
+    assert not any("They" in call for call in oracle.calls)
+    clean = get_metric("ctv", dataset_summaries=True).score(_item(), _resources(oracle, tmp_path))
+    assert "lines_not_statements" not in clean.details
 
 
 def test_a_sycophantic_oracle_cannot_reward_anything(tmp_path):

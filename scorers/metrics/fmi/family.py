@@ -194,9 +194,11 @@ class ScoringRuleMetric(Metric):
 
     async def _statements(
         self, references: tuple[Review, ...], resources: Resources
-    ) -> tuple[dict[str, list[str]], dict[str, str], str]:
-        """Each reference's statements (by id), the references left out (id -> why), and who
-        decomposed them."""
+    ) -> tuple[dict[str, list[str]], dict[str, str], str, dict[str, int]]:
+        """Each reference's statements (by id), the references left out (id -> why), who
+        decomposed them, and per reference the non-blank lines of its judgment rewrite that are
+        not judgment lines (not "The reviewer ...": a preamble, or a rewrite written as a
+        paragraph whose later sentences start "They ..."), which are not statements."""
         how = self.options.get("statements", "judgments")
         use_summaries = bool(self.options.get("dataset_summaries", False))
         todo = [
@@ -219,20 +221,25 @@ class ScoringRuleMetric(Metric):
             replies = {r.id: a for r, a in zip(todo, answers, strict=True)}
         statements: dict[str, list[str]] = {}
         skipped: dict[str, str] = {}
+        not_statements: dict[str, int] = {}
         for review in references:
             if not review.text.strip():
                 skipped[review.id] = "empty review"
                 continue
             if how == "judgments":
                 text = replies.get(review.id) or review.summary or ""
-                found = judgment_statements(Preprocessed.from_reply(text).judgments)
+                judgments = Preprocessed.from_reply(text).judgments
+                found = judgment_statements(judgments)
+                lines = sum(1 for line in judgments.splitlines() if line.strip())
+                if lines > len(found):
+                    not_statements[review.id] = lines - len(found)
             else:
                 found = claim_lines(replies[review.id])
             if found:
                 statements[review.id] = found
             else:
                 skipped[review.id] = f"its decomposition ({how}) has no statement"
-        return statements, skipped, writer
+        return statements, skipped, writer, not_statements
 
     async def _oracle_side(
         self,
@@ -244,9 +251,12 @@ class ScoringRuleMetric(Metric):
         oracle = resources.generator(ORACLE_ROLE)
         references = (*item.references, *negatives)
         skipped: dict[str, str] = {}
+        not_statements: dict[str, int] = {}
         decomposer = "none"
         if self.representation == "statement":
-            statements, skipped, decomposer = await self._statements(references, resources)
+            statements, skipped, decomposer, not_statements = await self._statements(
+                references, resources
+            )
         else:
             statements = {r.id: [r.text] for r in references if r.text.strip()}
             skipped = {r.id: "empty review" for r in references if not r.text.strip()}
@@ -331,6 +341,8 @@ class ScoringRuleMetric(Metric):
             "skipped_references": skipped,
             "oracle_calls": sum(t["oracle_calls"] for _, t in outcomes),
         }
+        if not_statements:
+            details["lines_not_statements"] = not_statements
         unreadable = [t["reason"] for value, t in outcomes if value is None]
         if unreadable:  # one unreadable answer leaves the item unscored: never a default value
             raise _Unscored("; ".join(unreadable), details)
