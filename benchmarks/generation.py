@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from machine import cpu_description
+from machine import describe_machine
 
 from scorers.data.records import load_records
 from scorers.lm import load_evaluation_lm
@@ -263,10 +263,8 @@ def main() -> None:
     args = parser.parse_args()
     result: dict[str, Any] = {
         "machine": {
-            "platform": platform.platform(),
+            **describe_machine(),
             "processor": platform.processor(),
-            "cpu": cpu_description(),
-            "cpus": os.cpu_count(),
             "torch_threads": torch.get_num_threads(),
             "python": sys.version.split()[0],
             "torch": torch.__version__,
