@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from gem_tasks.analysis.report import failure_codes_markdown, failure_counts
+from gem_tasks.analysis.report import failure_codes_markdown, failure_counts, gaming_table_markdown
 from scorers.validation.perturbations import PERTURBATIONS
 
 # (scorer, dataset, perturbation, d, half-width) from the Scoring Rules paper, Tabs. 11-12
@@ -81,3 +81,38 @@ def test_a_strategy_with_no_scored_pair_is_not_tested_not_passed():
     counts = failure_counts(pd.concat([frame, judge], ignore_index=True)).set_index("scorer")
     assert counts.loc["judge", "tested"] == 0 and counts.loc["judge", "failed"] == 0
     assert counts.loc["tvd_mi", "tested"] == 5 and counts.loc["tvd_mi", "degradations"] == 4
+
+
+def test_a_cell_one_paper_decides_is_marked_and_counted():
+    """A gaming cell whose largest pair carries most of the spread keeps the t-test's verdict but
+    is marked ‡ with the signed-rank p-value, and counted; cells below the threshold and logs
+    written before the share existed (NaN) are not marked."""
+    rows = [
+        {"scorer": "nwj", "perturbation": "shotgun", "share": 0.99, "rank_p": 1.2e-23},
+        {"scorer": "nwj", "perturbation": "injection", "share": 0.2, "rank_p": 0.4},
+        {"scorer": "gem", "perturbation": "shotgun", "share": float("nan"), "rank_p": 0.3},
+    ]
+    frame = pd.DataFrame(
+        [
+            {"scorer": r["scorer"], "dataset": "d", "perturbation": r["perturbation"],
+             "kind": "gaming", "expected": "no_increase", "alpha": 0.05, "code": "",
+             "verdict": 1.0, "n": 100, "excluded": 0, "smd": 0.14, "p": 0.16,
+             "smd_paired_ci95_lower": -0.14, "smd_paired_ci95_upper": 0.42,
+             "largest_share": r["share"], "signed_rank_p": r["rank_p"]}
+            for r in rows
+        ]
+    )  # fmt: skip
+    table = gaming_table_markdown(frame)
+    nwj = next(line for line in table.splitlines() if line.startswith("| nwj |"))
+    assert (
+        "0.14 [-0.14, 0.42], p = 0.16 ‡ (one paper: 99% of the spread; signed-rank p = 1.2e-23)"
+        in nwj
+    )
+    assert nwj.count("‡") == 2 and nwj.endswith("| 0 of 2 (1 ‡) |")  # the cell and the count
+    gem = next(line for line in table.splitlines() if line.startswith("| gem |"))
+    assert "‡" not in gem and gem.endswith("| 0 of 1 |")
+    counts = failure_counts(frame).set_index("scorer")
+    assert (
+        counts.loc["nwj", "one_paper_decides"] == 1 and counts.loc["gem", "one_paper_decides"] == 0
+    )
+    assert counts.loc["nwj", "gaming_failed"] == 0  # the papers' verdict is kept

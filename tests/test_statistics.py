@@ -8,11 +8,14 @@ import pytest
 from scipy import stats
 
 from scorers.validation.statistics import (
+    ONE_PAIR_DECIDES,
+    largest_difference_share,
     mean_confidence_interval,
     mean_difference,
     paired_t_test,
     pearson,
     pearson_confidence_interval,
+    signed_rank_test,
     smd,
     smd_confidence_interval,
     smd_paired_confidence_interval,
@@ -132,3 +135,40 @@ def test_pearson_fisher_interval_by_hand():
         pearson_confidence_interval(0.5, 3)
     with pytest.raises(ValueError, match=r"\[-1, 1\]"):
         pearson_confidence_interval(math.nan, 10)
+
+
+def test_largest_difference_share_by_hand():
+    # differences -1, -2, 0, -3, -1: mean -1.4, deviations 0.4, -0.6, 1.4, -1.6, 0.4,
+    # squares 0.16, 0.36, 1.96, 2.56, 0.16 (sum 5.2): the largest carries 2.56 / 5.2
+    assert largest_difference_share(BEFORE, AFTER) == pytest.approx(2.56 / 5.2)
+    assert math.isnan(largest_difference_share([1.0], [2.0]))
+    assert math.isnan(largest_difference_share([1.0, 2.0], [2.0, 3.0]))  # equal differences
+    # a difference whose square overflows carries everything
+    assert largest_difference_share([0.0, 0.0, 0.0], [1.0, 2.0, 1e300]) == 1.0
+
+
+def test_one_extreme_pair_decides_the_t_test_but_not_the_signed_rank_test():
+    """Every paper gains a little and one gains 1e30 (a density ratio of 69 nats): the t-test
+    sees t = 1 exactly (p = 0.16 at n = 100: "not gamed"), the share flags it, and the rank test
+    finds the increase every pair shows."""
+    before = [0.0] * 100
+    after = [0.01] * 99 + [1e30]
+    t, p = paired_t_test(before, after, alternative="greater")
+    assert t == pytest.approx(1.0) and p == pytest.approx(stats.t.sf(1.0, df=99))
+    assert largest_difference_share(before, after) == pytest.approx(0.99)
+    assert largest_difference_share(before, after) >= ONE_PAIR_DECIDES
+    _, rank_p = signed_rank_test(before, after, alternative="greater")
+    assert rank_p < 1e-20
+
+
+def test_signed_rank_test_matches_scipy_and_hand():
+    # differences -1, -2, 0, -3, -1: the zero is left out; |d| ranks 1.5, 3, 4, 1.5 all negative,
+    # so W+ = 0 and the exact one-sided p for "less" is P(W+ <= 0) over 2^4 signs with ties
+    w, p = signed_rank_test(BEFORE, AFTER, alternative="less")
+    expected = stats.wilcoxon([-1, -2, -3, -1], alternative="less")
+    assert w == pytest.approx(expected.statistic) and w == 0.0
+    assert p == pytest.approx(expected.pvalue)
+    assert signed_rank_test(BEFORE, AFTER, alternative="greater")[1] > 0.9
+    assert all(math.isnan(v) for v in signed_rank_test([1.0, 2.0], [1.0, 3.0], "less"))
+    with pytest.raises(ValueError, match="alternative"):
+        signed_rank_test(BEFORE, AFTER, alternative="up")

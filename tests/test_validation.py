@@ -134,6 +134,12 @@ def test_judgment_deletion_pairs_and_metrics(validation_logs):
     )
     assert metrics["smd_ci95_lower"] < metrics["smd"] < metrics["smd_ci95_upper"]
     assert metrics["verdict"] == (1.0 if metrics["paired_p"] < 0.05 else 0.0)
+    differences = np.subtract(after, before)
+    deviations = (differences - differences.mean()) ** 2
+    assert metrics["largest_share"] == pytest.approx(deviations.max() / deviations.sum())
+    assert metrics["signed_rank_p"] == pytest.approx(
+        stats.wilcoxon(differences[differences != 0], alternative="less").pvalue
+    )
 
 
 def test_random_replacement_scores_another_papers_review(validation_logs):

@@ -24,12 +24,14 @@ from gem_tasks.analysis.leaderboard.correlate import (
 )
 from gem_tasks.analysis.leaderboard.logs import ICLR_TASK, log_paths, task_matches
 from scorers.validation.perturbations import PERTURBATIONS
+from scorers.validation.statistics import ONE_PAIR_DECIDES
 
 __all__ = [
     "correlation_table",
     "failure_codes_markdown",
     "failure_counts",
     "gaming_table_markdown",
+    "one_pair_decides",
     "read_validation_logs",
     "smd_table_markdown",
     "write_report",
@@ -88,6 +90,8 @@ def read_validation_logs(
                         "smd_paired_ci95_upper": _metric(score, "smd_paired_ci95_upper"),
                         "mean_difference": _metric(score, "mean_paired_difference"),
                         "p": _metric(score, "paired_p"),
+                        "largest_share": _metric(score, "largest_share"),
+                        "signed_rank_p": _metric(score, "signed_rank_p"),
                         "verdict": _metric(score, "verdict"),
                         "evaluation_lm": log.eval.task_args.get("scorer_lm"),
                         "level": log.eval.task_args.get("level"),
@@ -135,6 +139,14 @@ def _keep_newest(frame: pd.DataFrame, key: list[str], skipped: list[str]) -> pd.
     return frame[~older].reset_index(drop=True)
 
 
+_ONE_PAIR_FOOTNOTE = (
+    f" ‡: one paper carries at least {ONE_PAIR_DECIDES:.0%} of the spread of the paired "
+    "differences, so the t-test reads that paper alone (its t tends to ±1 as the difference "
+    "grows): its verdict says little either way; the Wilcoxon signed-rank p in the same "
+    "direction is shown beside it. The verdict and the counts stay the papers' t-test."
+)
+
+
 def _paired_interval(row: pd.Series) -> str:
     """The papers' paired 95% interval of the SMD, or "" for logs written before it existed."""
     low = row.get("smd_paired_ci95_lower", math.nan)
@@ -142,6 +154,22 @@ def _paired_interval(row: pd.Series) -> str:
     if not (isinstance(low, float) and math.isfinite(low) and math.isfinite(high)):
         return ""
     return f"[{low:.2f}, {high:.2f}]"
+
+
+def one_pair_decides(row: pd.Series) -> bool:
+    """Whether one pair carries at least :data:`ONE_PAIR_DECIDES` of the spread of the paired
+    differences (False for logs written before ``largest_share`` existed)."""
+    share = row.get("largest_share", math.nan)
+    return isinstance(share, float) and math.isfinite(share) and share >= ONE_PAIR_DECIDES
+
+
+def _one_pair_note(row: pd.Series) -> str:
+    """ " ‡ (one paper: 99% of the spread; signed-rank p = …)" where one pair decides, else ""."""
+    if not one_pair_decides(row):
+        return ""
+    rank_p = row.get("signed_rank_p", math.nan)
+    rank = f"; signed-rank p = {rank_p:.2g}" if math.isfinite(rank_p) else ""
+    return f" ‡ (one paper: {row['largest_share']:.0%} of the spread{rank})"
 
 
 def _cell(row: pd.Series) -> str:
@@ -153,10 +181,10 @@ def _cell(row: pd.Series) -> str:
         text += f" paired {paired}"
     significant = math.isfinite(row["p"]) and row["p"] < row["alpha"]
     if significant and row["expected"] == "decrease":
-        return f"**{text}** ✓"  # a significant decrease: the degradation is penalised
-    if significant:
-        return f"**{text}** ✗"  # a significant increase: the manipulation is rewarded
-    return text
+        text = f"**{text}** ✓"  # a significant decrease: the degradation is penalised
+    elif significant:
+        text = f"**{text}** ✗"  # a significant increase: the manipulation is rewarded
+    return text + _one_pair_note(row)
 
 
 def smd_table_markdown(robust: pd.DataFrame) -> str:
@@ -183,6 +211,7 @@ def smd_table_markdown(robust: pd.DataFrame) -> str:
         "d (normal approximation, SE of Cohen's d); 'paired': the seed papers' paired 95% "
         "interval (mean paired difference ± t·SE, over σ_pooled; GEM paper App. A.1); "
         f"n = {n[0]}–{n[1]} pairs; bold: one-sided paired t-test p < α in the tested direction."
+        + _ONE_PAIR_FOOTNOTE
     )
     return "\n".join(lines) + "\n"
 
@@ -197,7 +226,8 @@ def _gaming_cell(row: pd.Series) -> str:
     interval = f" [{low:.2f}, {high:.2f}]" if math.isfinite(low) and math.isfinite(high) else ""
     p = row["p"]
     text = f"{row['smd']:.2f}{interval}, p = {p:.2g}" if math.isfinite(p) else f"{row['smd']:.2f}"
-    return f"**{text}** ✗" if row["verdict"] < 0.5 else text
+    text = f"**{text}** ✗" if row["verdict"] < 0.5 else text
+    return text + _one_pair_note(row)
 
 
 def gaming_table_markdown(robust: pd.DataFrame) -> str:
@@ -216,10 +246,10 @@ def gaming_table_markdown(robust: pd.DataFrame) -> str:
     for scorer, group in gaming.groupby("scorer", sort=True):
         cells = {row["perturbation"]: _gaming_cell(row) for _, row in group.iterrows()}
         failed = int((group["verdict"] < 0.5).sum())
+        decided = sum(one_pair_decides(row) for _, row in group.iterrows())
+        count = f"{failed} of {len(group)}" + (f" ({decided} ‡)" if decided else "")
         lines.append(
-            f"| {scorer} | "
-            + " | ".join(cells.get(c, "") for c in columns)
-            + f" | {failed} of {len(group)} |"
+            f"| {scorer} | " + " | ".join(cells.get(c, "") for c in columns) + f" | {count} |"
         )
     n = gaming["n"].min(), gaming["n"].max()
     lines.append("")
@@ -227,14 +257,15 @@ def gaming_table_markdown(robust: pd.DataFrame) -> str:
         f"SMD d = (μ' − μ)/σ_pooled of the gamed review vs the real one; brackets: the papers' "
         f"paired 95% interval (mean paired difference ± t·SE, over σ_pooled); p: one-sided "
         f"paired t-test for an increase; n = {n[0]}–{n[1]} pairs. ✗: a significant increase, "
-        "the metric is gamed."
+        "the metric is gamed." + _ONE_PAIR_FOOTNOTE
     )
     return "\n".join(lines) + "\n"
 
 
 def failure_counts(robust: pd.DataFrame) -> pd.DataFrame:
     """Per scorer: how many degradations it failed to penalise and how many manipulations it
-    rewarded (Scoring Rules paper, Tables 4-5)."""
+    rewarded (Scoring Rules paper, Tables 4-5), and in how many tested cells one pair decided
+    the t-test (``one_paper_decides``: those verdicts say little either way)."""
     if robust.empty:
         return pd.DataFrame(
             columns=[
@@ -247,6 +278,7 @@ def failure_counts(robust: pd.DataFrame) -> pd.DataFrame:
                 "gaming",
                 "failed",
                 "tested",
+                "one_paper_decides",
             ]
         )
     rows = []
@@ -268,6 +300,7 @@ def failure_counts(robust: pd.DataFrame) -> pd.DataFrame:
                 "gaming": int(gamed.sum()),
                 "failed": int(failed.sum()),
                 "tested": len(group),
+                "one_paper_decides": int(sum(one_pair_decides(row) for _, row in group.iterrows())),
             }
         )
     return pd.DataFrame(rows)
@@ -328,7 +361,8 @@ def failure_codes_markdown(robust: pd.DataFrame) -> str:
     lines.append(
         "A degradation fails when the one-sided paired t-test finds no significant decrease; a "
         "manipulation fails when it finds a significant increase (α of each log). A strategy "
-        "with no scored pair is not tested (n/a) and not counted."
+        "with no scored pair is not tested (n/a) and not counted. Cells where one paper decides "
+        "the t-test are counted in the failure counts' one_paper_decides column."
     )
     if not excluded.empty:
         lines.append("")

@@ -11,8 +11,10 @@ from scorers.validation.statistics import mean_confidence_interval
 __all__ = [
     "ci90_lower",
     "ci90_upper",
+    "largest_share",
     "mean_paired_difference",
     "paired_p",
+    "signed_rank_p",
     "smd",
     "smd_ci95_lower",
     "smd_ci95_upper",
@@ -129,6 +131,28 @@ def paired_p(alternative: str = "less") -> Metric:
 
     def compute(scores: list[SampleScore]) -> float:
         return statistics.paired_t_test(*_pairs(scores), alternative=alternative)[1]
+
+    return compute
+
+
+@metric
+def largest_share() -> Metric:
+    """Share of the spread of the paired differences carried by the most extreme pair
+    (``statistics.largest_difference_share``): at 0.5 or more, one paper decides the t-test."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        return statistics.largest_difference_share(*_pairs(scores))
+
+    return compute
+
+
+@metric
+def signed_rank_p(alternative: str = "less") -> Metric:
+    """One-sided Wilcoxon signed-rank p-value in the direction of ``paired_p``: a rank test that
+    one extreme pair cannot decide (read it where ``largest_share`` is 0.5 or more)."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        return statistics.signed_rank_test(*_pairs(scores), alternative=alternative)[1]
 
     return compute
 

@@ -16,8 +16,10 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from gem_tasks.scoring.adapter import make_scorers, parse_scorer_names
 from gem_tasks.scoring.items import CANDIDATE_MODE, PERTURBATION_FAILED
 from gem_tasks.scoring.metrics import (
+    largest_share,
     mean_paired_difference,
     paired_p,
+    signed_rank_p,
     smd,
     smd_ci95_lower,
     smd_ci95_upper,
@@ -192,7 +194,9 @@ def robustness(
 
     Metrics per scorer: SMD with its 95% CI, the mean paired difference, the one-sided paired
     t-test p-value in the direction that matters (decrease for degradations, increase for
-    manipulations) and a pass (1) / fail (0) verdict at ``alpha``.
+    manipulations) and a pass (1) / fail (0) verdict at ``alpha``; beside them, the share of the
+    differences' spread carried by the most extreme pair (``largest_share``: at 0.5 or more one
+    paper decides the t-test) and the Wilcoxon signed-rank p-value in the same direction.
 
     Args:
         perturbation: one of ``scorers.validation.perturbations.PERTURBATIONS``; LLM-based
@@ -252,6 +256,8 @@ def robustness(
             smd_paired_ci95_upper(),
             mean_paired_difference(),
             paired_p(alternative=alternative),
+            largest_share(),
+            signed_rank_p(alternative=alternative),
             verdict(expected=spec.expected, alpha=alpha),
         ],
         metadata={
