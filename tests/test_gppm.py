@@ -66,6 +66,28 @@ def test_judgment_sums_the_worked_example_and_counts_lines(tmp_path):
     assert "Not Provided" in oracle.users[0]
 
 
+def test_judgment_counts_rewrite_lines_that_are_not_judgments(tmp_path):
+    """A paragraph-style reference rewrite keeps only its "The reviewer" lines as targets; the
+    others are counted in the metadata (lines_not_statements), not silently lost."""
+    paragraph = Review(
+        "r1", "raw", summary="Here are the judgments:\nThe reviewer likes A.\nThey also like B."
+    )
+    oracle = Scripted(["[1] The reviewer likes A. <SCORE=2>"])
+    resources = Resources(cache_dir=tmp_path, generators={"oracle": oracle})
+    result = get_metric("gppm_judgment", dataset_summaries=True).score(
+        _item(references=[paragraph]), resources
+    )
+    [term] = result.terms
+    assert term["target_judgments"] == 1 and result.value == 2.0
+    assert result.details["lines_not_statements"] == {"r1": 2}
+    assert "They also" not in oracle.users[0]
+    clean = Scripted([ICLR_EXAMPLE])
+    resources = Resources(cache_dir=tmp_path / "clean", generators={"oracle": clean})
+    assert "lines_not_statements" not in (
+        get_metric("gppm_judgment", dataset_summaries=True).score(_item(), resources).details
+    )
+
+
 def test_judgment_yelp_example_and_the_abstract_of_gsppm(tmp_path):
     oracle = Scripted(["[1] a <SCORE=0>\n[2] b <SCORE=3>\n[3] c <SCORE=-1>"])
     resources = Resources(cache_dir=tmp_path, generators={"oracle": oracle})
@@ -179,8 +201,19 @@ def test_cluster_metric_fits_once_and_scores_by_hand(tmp_path):
     expected = (table.score(vec(w), vec(w)) + table.score(vec(w), vec(m))) / 2
     assert result.value == pytest.approx(expected) and math.isfinite(result.value)
     assert result.details["fit_pairs"] == 3 and result.details["fit_judgments"] == 7
+    assert "lines_not_statements" not in result.details
     assert result.signature.fit_on.startswith("past.jsonl:")
     assert metric.score(item, resources).value == result.value  # fitted once, reused
+    # lines of the candidate or a reference that are not judgments are counted, not clustered
+    chatty = Item(
+        Paper("new"),
+        f"Sure! Here they are:\n{writing}",
+        (Review("r1", "raw", summary=f"{writing}\nThey also doubt it."),),
+        flags=frozenset({"candidate_is_judgments"}),
+    )
+    counted = metric.score(chatty, resources)
+    assert counted.details["lines_not_statements"] == {"candidate": 1, "r1": 1}
+    assert counted.value == pytest.approx(table.score(vec(w), vec(w)))
     with pytest.raises(MetricError, match="needs fit_on"):
         get_metric("gppm_cluster")
 

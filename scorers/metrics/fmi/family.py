@@ -67,7 +67,13 @@ from .oracle import (
     same_item_messages,
     support_messages,
 )
-from .statements import DECOMPOSE_SETTINGS, claim_lines, decompose_messages, judgment_statements
+from .statements import (
+    DECOMPOSE_SETTINGS,
+    claim_lines,
+    decompose_messages,
+    judgment_statements,
+    lines_not_statements,
+)
 
 __all__ = ["SCORING_RULES_VERSION", "ScoringRuleMetric", "ScoringRuleSignature"]
 
@@ -230,9 +236,8 @@ class ScoringRuleMetric(Metric):
                 text = replies.get(review.id) or review.summary or ""
                 judgments = Preprocessed.from_reply(text).judgments
                 found = judgment_statements(judgments)
-                lines = sum(1 for line in judgments.splitlines() if line.strip())
-                if lines > len(found):
-                    not_statements[review.id] = lines - len(found)
+                if dropped := lines_not_statements(judgments):
+                    not_statements[review.id] = dropped
             else:
                 found = claim_lines(replies[review.id])
             if found:

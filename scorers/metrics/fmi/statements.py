@@ -20,7 +20,13 @@ import prompts
 from scorers.lm.base import ChatMessage, GenerationSettings
 from scorers.text.judgments import JUDGMENT_LINE_START
 
-__all__ = ["DECOMPOSE_SETTINGS", "claim_lines", "decompose_messages", "judgment_statements"]
+__all__ = [
+    "DECOMPOSE_SETTINGS",
+    "claim_lines",
+    "decompose_messages",
+    "judgment_statements",
+    "lines_not_statements",
+]
 
 DECOMPOSE_SETTINGS = GenerationSettings(max_new_tokens=1024, temperature=0.0)
 
@@ -36,6 +42,14 @@ def judgment_statements(judgments: str) -> list[str]:
         if text.startswith(JUDGMENT_LINE_START + " "):
             out.append(text)
     return out
+
+
+def lines_not_statements(judgments: str) -> int:
+    """How many non-blank lines of a rewrite :func:`judgment_statements` leaves out (a preamble,
+    or the "They also ..." sentences of a paragraph-style rewrite): counted in the metadata of
+    the metrics that score judgment lines, so that nothing vanishes without a trace."""
+    lines = sum(1 for line in judgments.splitlines() if line.strip())
+    return lines - len(judgment_statements(judgments))
 
 
 def claim_lines(reply: str) -> list[str]:

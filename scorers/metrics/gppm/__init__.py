@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from scorers.errors import MetricError
 from scorers.lm.embedding import DEFAULT_EMBEDDER
@@ -40,7 +40,7 @@ from scorers.text.judgments import PREPROCESS_SETTINGS, Preprocessed, preprocess
 from scorers.types import CANDIDATE_IS_JUDGMENTS, Item, Result
 
 from ..fmi.oracle import ORACLE_ROLE, gppm_line_scores, likelihood_messages
-from ..fmi.statements import judgment_statements
+from ..fmi.statements import judgment_statements, lines_not_statements
 
 __all__ = [
     "GPPM_PLACEHOLDER",
@@ -110,13 +110,24 @@ class GppmToken(Metric):
         )
 
 
-async def _judgments(
-    item: Item, resources: Resources, *, use_summaries: bool
-) -> tuple[str, list[tuple[str, list[str]]], dict[str, str], str | None]:
-    """The candidate's judgment rewrite ("" for an empty candidate), each usable reference's
-    judgment lines, the references left out (id -> why) and who rewrote (None: no rewrite was
-    needed). Stored summaries stand in with ``use_summaries``; one batched preprocessor call
-    rewrites the rest (the preprocessor, perhaps the evaluation LM, is loaded only then)."""
+class _Judgments(NamedTuple):
+    candidate: str
+    """The candidate's judgment rewrite ("" for an empty candidate)."""
+    references: list[tuple[str, list[str]]]
+    """Each usable reference's id and judgment lines."""
+    skipped: dict[str, str]
+    """The references left out: id -> why."""
+    writer: str | None
+    """Who rewrote (None: no rewrite was needed)."""
+    not_statements: dict[str, int]
+    """Per usable reference, the non-blank lines of its rewrite that are not judgment lines
+    (left out of its judgments; only references with some)."""
+
+
+async def _judgments(item: Item, resources: Resources, *, use_summaries: bool) -> _Judgments:
+    """The candidate's judgment rewrite and the references' judgment lines. Stored summaries
+    stand in with ``use_summaries``; one batched preprocessor call rewrites the rest (the
+    preprocessor, perhaps the evaluation LM, is loaded only then)."""
     todo: list[tuple[str, str]] = []
     candidate: str | None = None
     if not item.candidate.strip():
@@ -144,16 +155,26 @@ async def _judgments(
         }
     skipped: dict[str, str] = {}
     references: list[tuple[str, list[str]]] = []
+    not_statements: dict[str, int] = {}
     for review in item.references:
         if not review.text.strip():
             skipped[review.id] = "empty reference text"
             continue
-        lines = judgment_statements(rewrites.get(review.id) or review.summary or "")
+        judgments = rewrites.get(review.id) or review.summary or ""
+        lines = judgment_statements(judgments)
         if not lines:
             skipped[review.id] = "its preprocessing produced no judgment lines"
             continue
         references.append((review.id, lines))
-    return (rewrites["candidate"] if candidate is None else candidate), references, skipped, writer
+        if dropped := lines_not_statements(judgments):
+            not_statements[review.id] = dropped
+    return _Judgments(
+        rewrites["candidate"] if candidate is None else candidate,
+        references,
+        skipped,
+        writer,
+        not_statements,
+    )
 
 
 class GppmJudgment(Metric):
@@ -168,7 +189,7 @@ class GppmJudgment(Metric):
 
         use_summaries = bool(self.options["dataset_summaries"])
         oracle = resources.generator(ORACLE_ROLE)
-        candidate_judgments, asked, skipped, writer = await _judgments(
+        candidate_judgments, asked, skipped, writer, not_statements = await _judgments(
             item, resources, use_summaries=use_summaries
         )
         synopsis = item.paper.abstract if self.with_abstract else None
@@ -224,6 +245,7 @@ class GppmJudgment(Metric):
                 "skipped_references": skipped,
                 "flags": [] if has_judgments else ["empty_candidate"],
                 "oracle_calls": sum(t["oracle_calls"] for t in terms),
+                **({"lines_not_statements": not_statements} if not_statements else {}),
             },
             signature=signature,
         )
@@ -323,7 +345,7 @@ class GppmCluster(Metric):
 
         model, fit_writer = await self._model(resources)
         use_summaries = bool(self.options["dataset_summaries"])
-        candidate_judgments, references, skipped, writer = await _judgments(
+        candidate_judgments, references, skipped, writer, not_statements = await _judgments(
             item, resources, use_summaries=use_summaries
         )
         signature = ClusterSignature(
@@ -341,6 +363,8 @@ class GppmCluster(Metric):
             return Result.no_usable_reference(skipped, signature=signature)
         embedder = resources.embedder(str(self.options["embedder"]))
         candidate_lines = judgment_statements(candidate_judgments)
+        if dropped := lines_not_statements(candidate_judgments):
+            not_statements = {"candidate": dropped, **not_statements}
         texts = candidate_lines + [line for _, lines in references for line in lines]
         embeddings = await run_blocking(embedder.encode, texts)
         candidate_vector = model.vector(embeddings[: len(candidate_lines)])
@@ -367,6 +391,7 @@ class GppmCluster(Metric):
                 "candidate_clusters": [c for c, present in enumerate(candidate_vector) if present],
                 "fit_judgments": model.judgments,
                 "fit_pairs": model.table.pairs,
+                **({"lines_not_statements": not_statements} if not_statements else {}),
             },
             signature=signature,
         )
