@@ -215,6 +215,9 @@ def test_paired_comparisons_on_common_papers(built_logs):
         assert row["ci90_upper"] == pytest.approx(d.mean() + half, rel=1e-12)
         assert row["p"] == pytest.approx(stats.ttest_rel(x, y).pvalue, rel=1e-12)
         assert row["significant"] == (row["p"] < 0.10)
+        spread = (d - d.mean()) ** 2
+        assert row["largest_share"] == pytest.approx(spread.max() / spread.sum(), rel=1e-12)
+        assert row["signed_rank_p"] == pytest.approx(stats.wilcoxon(d).pvalue, rel=1e-12)
     # model-c shares 5 papers with model-a, 3 with model-b (p3 errored in b; p6, p7, p8 not in c)
     ac = pairs[(pairs["model_a"] == "openai/model-a") & (pairs["model_b"] == "openai/model-c")]
     assert ac["papers"].item() == 5
@@ -553,3 +556,32 @@ def test_group_captions_show_the_signatures_own_fields_and_never_nan(tmp_path, c
     assert not any(word in bleu_heading for word in ("nan", "None", "evaluation LM"))
     [gem_heading] = [h for h in headings if h.startswith("## GEM ")]
     assert f"evaluation LM `{BASE_SIGNATURE['evaluation_lm']}`" in gem_heading
+
+
+def test_a_pair_one_paper_decides_is_marked(tmp_path):
+    """Model x beats y by 0.1 on 19 papers and loses by 1e6 on one (a heavy-tailed metric):
+    the t-test reads only that paper (p ≈ 0.33), the pair is marked ‡ with the signed-rank
+    p-value, which sees the 19 wins; a well-behaved pair is not marked."""
+    papers = [f"q{i}" for i in range(20)]
+    x = {p: 1.0 for p in papers}
+    y = {p: 0.9 for p in papers}
+    y["q0"] = 1e6
+    z = {p: 0.5 + 0.01 * i for i, p in enumerate(papers)}
+    write_log(tmp_path / "x.eval", "openai/x", x)
+    write_log(tmp_path / "y.eval", "openai/y", y)
+    write_log(tmp_path / "z.eval", "openai/z", z)
+    board = compare_logs([tmp_path], progress=False)
+    pairs = board.pairs.set_index(["model_a", "model_b"])
+    decided = pairs.loc[("openai/y", "openai/x")]
+    assert decided["largest_share"] == pytest.approx(0.95) and decided["p"] > 0.3
+    d = np.array([y[p] - x[p] for p in papers])
+    assert decided["signed_rank_p"] == pytest.approx(stats.wilcoxon(d).pvalue)
+    assert pairs.loc[("openai/x", "openai/z"), "largest_share"] < 0.5
+    from gem_tasks.analysis.leaderboard.render import leaderboard_markdown
+
+    markdown = leaderboard_markdown(board)
+    line = next(row for row in markdown.splitlines() if row.startswith("| openai/y | openai/x |"))
+    assert f"‡ (signed-rank p = {decided['signed_rank_p']:.3g})" in line
+    assert "‡: one paper carries at least 50%" in markdown
+    other = next(row for row in markdown.splitlines() if row.startswith("| openai/x | openai/z |"))
+    assert "‡" not in other

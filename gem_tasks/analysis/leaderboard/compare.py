@@ -49,8 +49,10 @@ from gem_tasks.analysis.leaderboard.render import (
 )
 from scorers.validation.statistics import (
     holm_adjust,
+    largest_difference_share,
     mean_confidence_interval,
     paired_comparison,
+    signed_rank_test,
     spearman,
     standard_error,
 )
@@ -163,7 +165,8 @@ def _pairs(papers: pd.DataFrame, table: pd.DataFrame, level: float) -> pd.DataFr
         )
         block = []
         for a, b in combinations(list(board["model"]), 2):  # a ranked above b
-            result = paired_comparison(wide[a].to_numpy(), wide[b].to_numpy(), level=level)
+            x, y = wide[a].to_numpy(), wide[b].to_numpy()
+            result = paired_comparison(x, y, level=level)
             significant = math.isfinite(result.p) and result.p < alpha
             block.append(
                 {
@@ -178,6 +181,9 @@ def _pairs(papers: pd.DataFrame, table: pd.DataFrame, level: float) -> pd.DataFr
                     f"{ci}_upper": result.ci_upper,
                     "t": result.t,
                     "p": result.p,
+                    # one paper carrying most of the differences' spread decides the t-test
+                    "largest_share": largest_difference_share(y, x),
+                    "signed_rank_p": signed_rank_test(y, x, alternative="two-sided")[1],
                     "significant": significant,
                     "better": (a if (result.mean_difference > 0) == up else b)
                     if significant
@@ -201,6 +207,8 @@ def _pairs(papers: pd.DataFrame, table: pd.DataFrame, level: float) -> pd.DataFr
         "t",
         "p",
         "p_holm",
+        "largest_share",
+        "signed_rank_p",
         "significant",
         "better",
     ]

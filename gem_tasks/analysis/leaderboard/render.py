@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from gem_tasks.analysis.leaderboard.logs import as_float, metric_name
+from scorers.validation.statistics import ONE_PAIR_DECIDES
 
 if TYPE_CHECKING:
     from gem_tasks.analysis.leaderboard.compare import Leaderboard
@@ -85,6 +86,30 @@ def _fmt(value: Any, digits: int = 3) -> str:
 
 def _p(value: float) -> str:
     return "n/a" if not math.isfinite(value) else f"{value:.3g}"
+
+
+_ONE_PAPER_NOTE = (
+    f" ‡: one paper carries at least {ONE_PAIR_DECIDES:.0%} of the spread of the paired "
+    "differences, so the t-test reads that paper alone (a heavy-tailed metric such as a "
+    "density-ratio cell): the Wilcoxon signed-rank p is shown beside it; do not read the pair's "
+    "order from the t-test."
+)
+
+
+def _decided_by_one(row: Any) -> bool:
+    share = row.get("largest_share", math.nan)
+    return isinstance(share, float) and math.isfinite(share) and share >= ONE_PAIR_DECIDES
+
+
+def _one_paper(row: Any) -> str:
+    """ " ‡ (signed-rank p = …)" where one paper decides the pair's t-test, else ""."""
+    if not _decided_by_one(row):
+        return ""
+    return f" ‡ (signed-rank p = {_p(row.get('signed_rank_p', math.nan))})"
+
+
+def _any_one_paper(pairs: Any) -> bool:
+    return any(_decided_by_one(row) for _, row in pairs.iterrows())
 
 
 _CAPTION_SKIP = frozenset(
@@ -174,15 +199,17 @@ def leaderboard_markdown(board: Leaderboard) -> str:
                     diff = f"**{diff}**"
                 lines.append(
                     f"| {r['model_a']} | {r['model_b']} | {r['papers']} | {diff} | "
-                    f"[{_fmt(r[f'{ci}_lower'])}, {_fmt(r[f'{ci}_upper'])}] | {_p(r['p'])} | "
-                    f"{_p(r['p_holm'])} |"
+                    f"[{_fmt(r[f'{ci}_lower'])}, {_fmt(r[f'{ci}_upper'])}] | {_p(r['p'])}"
+                    f"{_one_paper(r)} | {_p(r['p_holm'])} |"
                 )
             parts.append("Paired comparisons:\n\n" + "\n".join(lines) + "\n")
     parts.append(
         f"Mean over papers (an errored or unscored paper is left out and counted); SE and "
         f"Student-t {pct} CI over papers. Paired: A − B on the papers both scored, two-sided "
         f"paired t-test; bold / 'significantly better than': p < {alpha:.2g} (the {pct} CI "
-        "excludes 0), not corrected for multiple comparisons (Holm-adjusted p beside it).\n"
+        "excludes 0), not corrected for multiple comparisons (Holm-adjusted p beside it)."
+        + (_ONE_PAPER_NOTE if _any_one_paper(board.pairs) else "")
+        + "\n"
     )
     if not board.differences.empty:
         parts.append("## Signature groups that differ\n")
