@@ -188,6 +188,43 @@ def test_training_lowers_the_loss_and_resumes(trained, data_dir, tiny_folder, to
     assert resumed.resumed_from.endswith("checkpoint-6") and resumed.steps == 7
 
 
+def test_bf16_autocast_trains_on_cpu_and_is_recorded(
+    trained, data_dir, tiny_folder, tokenizer, tmp_path
+):
+    """bfloat16 mixed precision on a CPU: float32 weights, bf16 products (accelerate's
+    mixed_precision), the loss still falls; the default run records no mixed precision."""
+    import torch
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM
+
+    from scorers.finetune.train import FinetuneError, LoraSettings, assistant_loss, train_adapter
+
+    out, settings, result = trained
+    default_info = json.loads((result.adapter / "gem_finetune.json").read_text())
+    assert default_info["mixed_precision"] == "no" and default_info["weights_dtype"] == "float32"
+    mixed = dataclasses.replace(settings, bf16_autocast=True, max_steps=6, save_steps=100)
+    run = train_adapter(data_dir, tiny_folder, tmp_path / "bf16", settings=mixed, progress=False)
+    info = json.loads((run.adapter / "gem_finetune.json").read_text())
+    assert info["mixed_precision"] == "bf16" and info["weights_dtype"] == "float32"
+    assert info["lora"]["bf16_autocast"] is True
+    dataset, _ = load_finetune_data(data_dir)
+    batch = [dataset[0], dataset[1]]
+    base = AutoModelForCausalLM.from_pretrained(tiny_folder, dtype=torch.float32)
+    pad = tokenizer.eos_token_id
+    before = assistant_loss(base, batch, pad)
+    after = assistant_loss(PeftModel.from_pretrained(base, str(run.adapter)), batch, pad)
+    assert after < before - 0.05, (before, after)
+    with pytest.raises(FinetuneError, match="float16"):
+        train_adapter(
+            data_dir,
+            tiny_folder,
+            tmp_path / "fp16",
+            settings=LoraSettings(bf16_autocast=True, max_steps=1),
+            dtype="float16",
+            progress=False,
+        )
+
+
 def test_adapter_changes_log_probabilities_and_the_identity(trained, tiny_folder, tmp_path):
     from scorers.lm.hf import HFEvaluationLM
 

@@ -103,6 +103,7 @@ def _train(args: argparse.Namespace) -> int:
         max_steps=args.max_steps,
         save_steps=args.save_steps,
         gradient_checkpointing=args.gradient_checkpointing,
+        bf16_autocast=args.bf16_autocast,
     )
     try:
         result = train_adapter(
@@ -200,6 +201,13 @@ def add_finetune_commands(subparsers: Any) -> None:
     train.add_argument("--max-steps", type=int, default=-1, help="stop early (default: epochs)")
     train.add_argument("--save-steps", type=_positive, default=50, help="checkpoint interval")
     train.add_argument("--gradient-checkpointing", action="store_true")
+    train.add_argument(
+        "--bf16-autocast",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="bfloat16 matrix products over float32 weights (default: on a GPU with bfloat16 "
+        "weights only; on a CPU with AVX-512 BF16 or AMX, --bf16-autocast multiplies faster)",
+    )
     train.add_argument("--dtype", choices=("float32", "bfloat16", "float16"), default=None)
     train.add_argument("--device", default=None, help="cpu or cuda (default: GPU if any)")
     train.add_argument(

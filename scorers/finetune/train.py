@@ -73,6 +73,12 @@ class LoraSettings:
     save_steps: int = 50
     save_total_limit: int | None = 3
     gradient_checkpointing: bool = False
+    bf16_autocast: bool | None = None
+    """Mixed precision: matrix products in bfloat16 over float32 weights and LoRA parameters.
+    None (default): on a GPU whose weights are bfloat16, as before; never on a CPU. True: also on
+    a CPU, where those with AVX-512 BF16 or AMX multiply in bfloat16 about 4x faster than in
+    float32 (a 1200x576 by 576x1536 product on a 2-core EPYC with AVX-512 BF16: 344-397 vs 73-91
+    GFLOP/s). False: never. App. E trains in bfloat16 compute (Unsloth, 4-bit base)."""
 
 
 @dataclass
@@ -244,6 +250,13 @@ def train_adapter(
     out.mkdir(parents=True, exist_ok=True)
     checkpoints = out / CHECKPOINT_FOLDER
     model, device = _load_base(base, dtype=dtype, device=device, load_in_4bit=load_in_4bit)
+    weights = str(next(model.parameters()).dtype).removeprefix("torch.")
+    if settings.bf16_autocast is None:
+        bf16 = device != "cpu" and weights == "bfloat16"
+    else:
+        bf16 = settings.bf16_autocast
+    if bf16 and weights == "float16":
+        raise FinetuneError("bf16_autocast over float16 weights: load float32 or bfloat16")
     if settings.gradient_checkpointing:
         model.gradient_checkpointing_enable()
         model.enable_input_require_grads()
@@ -281,7 +294,7 @@ def train_adapter(
         save_strategy="steps",
         save_steps=settings.save_steps,
         save_total_limit=settings.save_total_limit,
-        bf16=device != "cpu" and (dtype or "bfloat16") == "bfloat16",
+        bf16=bf16,
         use_cpu=device == "cpu",
         report_to=[],
         remove_unused_columns=False,
@@ -313,6 +326,8 @@ def train_adapter(
         "rows": len(train_set),
         "lora": asdict(settings),
         "load_in_4bit": load_in_4bit,
+        "weights_dtype": weights,
+        "mixed_precision": str(trainer.accelerator.mixed_precision),
         "steps": trainer.state.global_step,
         "train_loss": output.training_loss,
     }
