@@ -156,7 +156,7 @@ def main() -> None:
         help="evaluation-LM generation batch budget (rows x (prompt + new tokens))",
     )
     parser.add_argument("--out", type=Path, default=HERE / "results" / "gaming_iclr2020")
-    parser.add_argument("--only", nargs="*", help="strategies to run (default: all)")
+    parser.add_argument("--only", nargs="*", help="strategies to run, in this order (default: all)")
     parser.add_argument(
         "--skip-model", action="store_true", help="do not run the embedded model's own reviews"
     )
@@ -203,8 +203,13 @@ def main() -> None:
     timings = json.loads(timings_file.read_text()) if timings_file.exists() else {}
     records = write_records(args.data, args.out, args.papers, release=judgments)
     lm_args = {"dtype": args.dtype, "generation_batch_tokens": args.generation_batch_tokens}
+    if args.only:  # in the order given, so that a split run measures what matters first
+        unknown = sorted(set(args.only) - set(strategies))
+        if unknown:
+            parser.error(f"--only: unknown or unavailable strategies {unknown}; from {strategies}")
+        strategies = list(dict.fromkeys(args.only))
     for strategy in strategies:
-        if args.model_only or (args.only and strategy not in args.only):
+        if args.model_only:
             continue
         started = time.perf_counter()
         [log] = inspect_eval(
