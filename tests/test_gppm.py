@@ -19,9 +19,11 @@ class Scripted:
     def __init__(self, replies):
         self.replies = list(replies)
         self.users: list[str] = []
+        self.limits: list[int] = []
 
     async def generate(self, conversations, settings):
         self.users += [c[-1]["content"] for c in conversations]
+        self.limits += [settings.max_new_tokens for _ in conversations]
         return [self.replies.pop(0) for _ in conversations]
 
 
@@ -86,6 +88,23 @@ def test_judgment_counts_rewrite_lines_that_are_not_judgments(tmp_path):
     assert "lines_not_statements" not in (
         get_metric("gppm_judgment", dataset_summaries=True).score(_item(), resources).details
     )
+
+
+def test_judgment_reply_limit_is_an_option_in_the_signature(tmp_path):
+    from scorers import MetricError
+
+    oracle = Scripted([ICLR_EXAMPLE, ICLR_EXAMPLE])
+    resources = Resources(cache_dir=tmp_path, generators={"oracle": oracle})
+    default = get_metric("gppm_judgment", dataset_summaries=True).score(_item(), resources)
+    capped = get_metric("gppm_judgment", dataset_summaries=True, max_tokens=300).score(
+        _item(), resources
+    )
+    assert oracle.limits == [2000, 300]  # the authors' limit, then the cap
+    assert default.signature.max_tokens == 2000 and capped.signature.max_tokens == 300
+    assert default.signature.id != capped.signature.id and capped.value == default.value == 14.0
+    for bad in (0, -5, 2.5, True, "400"):
+        with pytest.raises(MetricError, match="max_tokens must be a positive integer"):
+            get_metric("gsppm_judgment", max_tokens=bad)
 
 
 def test_judgment_yelp_example_and_the_abstract_of_gsppm(tmp_path):

@@ -18,7 +18,9 @@ Large Language Models", §4-5, App. D): a review is paid by how well it predicts
   ``oracle``, else the evaluation LM) reads the candidate's judgments and the reference's judgment
   lines, numbered, and gives each a score in −3..3 (a log2 likelihood ratio); the scores are
   summed, in bits, with the GPPM authors' own line parser: a line without a readable score counts
-  0 and the numbers of scored and unscored lines go in the terms. One call per reference.
+  0 and the numbers of scored and unscored lines go in the terms. One call per reference, of at
+  most ``max_tokens`` new tokens (default 2,000, the authors' limit; in the signature): a local
+  oracle that rambles after its scored lines can be capped without changing what it scored.
 
 A sample's value is the mean over its references (the paper uses one peer per sample; the
 robustness task with ``references=1`` is its K-sample protocol).
@@ -49,6 +51,7 @@ __all__ = [
     "GppmJudgment",
     "GppmSignature",
     "GppmToken",
+    "JudgmentSignature",
 ]
 
 GPPM_VERSION = 1
@@ -67,6 +70,12 @@ class GppmSignature(Signature):
     oracle: str = "none"
     synopsis: str = ""
     prompts: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class JudgmentSignature(GppmSignature):
+    max_tokens: int = 0
+    """The most new tokens of one oracle reply."""
 
 
 class GppmToken(Metric):
@@ -183,6 +192,11 @@ class GppmJudgment(Metric):
     def __init__(self, spec: MetricSpec, *, with_abstract: bool, **options: Any) -> None:
         super().__init__(spec, **options)
         self.with_abstract = with_abstract
+        limit = self.options["max_tokens"]
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise MetricError(
+                f"metric {spec.name!r}: max_tokens must be a positive integer, got {limit!r}"
+            )
 
     async def ascore(self, item: Item, resources: Resources) -> Result:
         from scorers.lm.base import GenerationSettings
@@ -193,10 +207,11 @@ class GppmJudgment(Metric):
             item, resources, use_summaries=use_summaries
         )
         synopsis = item.paper.abstract if self.with_abstract else None
-        signature = GppmSignature(
+        signature = JudgmentSignature(
             metric=self.name,
             family="gppm",
             version=GPPM_VERSION,
+            max_tokens=int(self.options["max_tokens"]),
             preprocessor=writer or "dataset summaries",
             oracle=oracle.identity,
             synopsis="abstract" if self.with_abstract else "placeholder 'Not Provided'",
@@ -212,7 +227,7 @@ class GppmJudgment(Metric):
         if not asked:
             return Result.no_usable_reference(skipped, signature=signature)
         has_judgments = bool(judgment_statements(candidate_judgments))
-        settings = GenerationSettings(max_new_tokens=JUDGMENT_SETTINGS_TOKENS, temperature=0.0)
+        settings = GenerationSettings(max_new_tokens=self.options["max_tokens"], temperature=0.0)
         terms: list[dict[str, Any]] = []
         if has_judgments:
             questions = [
@@ -428,6 +443,8 @@ for _name, _class, _with_abstract, _display, _needs in (
     _defaults: dict[str, Any] = {"dataset_summaries": False}
     if _class is GppmToken and not _with_abstract:
         _defaults["placeholder"] = GPPM_PLACEHOLDER
+    if _class is GppmJudgment:
+        _defaults["max_tokens"] = JUDGMENT_SETTINGS_TOKENS
     register_metric_class(
         _class,
         fixed={"with_abstract": _with_abstract},
