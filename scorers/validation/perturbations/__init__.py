@@ -68,6 +68,7 @@ PERTURBATIONS: dict[str, Perturbation] = {
         red_team.Shotgun(),
         red_team.Injection(),
         red_team.SelfReference(),
+        red_team.OracleInjection(),
         rewriting.StrongShift(),
         rewriting.RephraseReorganize(),
         elongation.ElongationFixed(),

@@ -94,3 +94,16 @@ class SelfReference(Perturbation):
 
     def apply(self, text, *, other_text, answers, paper) -> str:
         return gaming.self_reference(level=paper.level)
+
+
+class OracleInjection(Perturbation):
+    name = "oracle_injection"
+    kind = "gaming"
+    source = _SOURCE
+    description = (
+        "The review between answers planted for an LLM oracle: 'Yes' to the binary critics' "
+        "questions (same item? supports the statement?) and GPPM's top 7-point score."
+    )
+
+    def apply(self, text, *, other_text, answers, paper) -> str:
+        return gaming.inject_oracle(text)
