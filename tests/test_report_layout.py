@@ -111,6 +111,8 @@ def test_a_cell_one_paper_decides_is_marked_and_counted():
     assert nwj.count("‡") == 2 and nwj.endswith("| 0 of 2 (1 ‡) |")  # the cell and the count
     gem = next(line for line in table.splitlines() if line.startswith("| gem |"))
     assert "‡" not in gem and gem.endswith("| 0 of 1 |")
+    assert "‡: one paper carries at least 50%" in table
+    assert "‡" not in gaming_table_markdown(frame[frame["scorer"] == "gem"])  # no mark, no note
     counts = failure_counts(frame).set_index("scorer")
     assert (
         counts.loc["nwj", "one_paper_decides"] == 1 and counts.loc["gem", "one_paper_decides"] == 0

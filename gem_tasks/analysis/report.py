@@ -147,6 +147,11 @@ _ONE_PAIR_FOOTNOTE = (
 )
 
 
+def _one_pair_footnote(rows: pd.DataFrame) -> str:
+    """The ‡ footnote, where a row of ``rows`` is marked."""
+    return _ONE_PAIR_FOOTNOTE if any(one_pair_decides(r) for _, r in rows.iterrows()) else ""
+
+
 def _paired_interval(row: pd.Series) -> str:
     """The papers' paired 95% interval of the SMD, or "" for logs written before it existed."""
     low = row.get("smd_paired_ci95_lower", math.nan)
@@ -211,7 +216,7 @@ def smd_table_markdown(robust: pd.DataFrame) -> str:
         "d (normal approximation, SE of Cohen's d); 'paired': the seed papers' paired 95% "
         "interval (mean paired difference ± t·SE, over σ_pooled; GEM paper App. A.1); "
         f"n = {n[0]}–{n[1]} pairs; bold: one-sided paired t-test p < α in the tested direction."
-        + _ONE_PAIR_FOOTNOTE
+        + _one_pair_footnote(robust)
     )
     return "\n".join(lines) + "\n"
 
@@ -257,7 +262,7 @@ def gaming_table_markdown(robust: pd.DataFrame) -> str:
         f"SMD d = (μ' − μ)/σ_pooled of the gamed review vs the real one; brackets: the papers' "
         f"paired 95% interval (mean paired difference ± t·SE, over σ_pooled); p: one-sided "
         f"paired t-test for an increase; n = {n[0]}–{n[1]} pairs. ✗: a significant increase, "
-        "the metric is gamed." + _ONE_PAIR_FOOTNOTE
+        "the metric is gamed." + _one_pair_footnote(gaming)
     )
     return "\n".join(lines) + "\n"
 
