@@ -16,8 +16,9 @@ split), paper by paper.
         benchmarks/results/gaming_iclr2023_judgments
 
 Writes ``benchmarks/results/gaming_iclr2020/`` (records, logs, report.md, CSVs, timings.json,
-universal.md). The score cache in ``$GEM_TASKS_CACHE_DIR`` makes reruns and added strategies cheap:
-reference and held-out rewrites are computed once for all strategies.
+universal.md, and oracle.md for the binary-critic metrics). The score cache in
+``$GEM_TASKS_CACHE_DIR`` makes reruns and added strategies cheap: reference and held-out rewrites
+are computed once for all strategies.
 """
 
 from __future__ import annotations
@@ -85,6 +86,64 @@ def paired_scorers(logs: list) -> list[str]:
                 if key.endswith("_paired") and name not in names:
                     names.append(name)
     return names
+
+
+def oracle_answers(logs: list) -> str:
+    """Markdown: for each binary-critic metric (TVD-MI, CTV: per reference the oracle's answers,
+    +½ yes, −½ no) and strategy, the share of "yes" answers on the paper's own references and on
+    the other papers' reviews (the negatives), before and after, and their gap: how well the
+    oracle tells the paper's reviews from others'. A gap near 0 means the oracle cannot, and the
+    metric measures nothing with it; a strategy that raises "yes" on both sides gains nothing in
+    an f-variational score, which subtracts the negatives. Read from the scores' metadata (the
+    scored sides only); "" when no log holds such answers. ``logs`` may repeat a strategy: the
+    newest (last) wins."""
+    cells: dict[tuple[str, str], dict[str, dict[str, list[bool]]]] = {}
+    for log in logs:
+        strategy = str((log.eval.metadata or {}).get("perturbation", "?"))
+        found: dict[tuple[str, str], dict[str, dict[str, list[bool]]]] = {}
+        for sample in log.samples or ():
+            for key, score in (sample.scores or {}).items():
+                for side in ("before", "after"):
+                    terms = ((score.metadata or {}).get(side) or {}).get("references") or ()
+                    for term in terms:
+                        answers = term.get("answers")
+                        if term.get("side") not in ("positive", "negative") or not answers:
+                            continue
+                        if any(abs(abs(a) - 0.5) > 1e-9 for a in answers):
+                            continue  # not a binary critic
+                        bucket = found.setdefault((key.removesuffix("_paired"), strategy), {})
+                        bucket.setdefault(side, {}).setdefault(term["side"], []).extend(
+                            a > 0 for a in answers
+                        )
+        cells.update(found)
+    if not cells:
+        return ""
+    lines = [
+        "# The oracle's answers: can it tell a paper's reviews from other papers'?\n",
+        "| metric | strategy | side | yes: same paper | yes: other papers | gap |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for (metric, strategy), sides in sorted(cells.items()):
+        for side in ("before", "after"):
+            shares = sides.get(side, {})
+            if not shares:
+                continue
+            pos, neg = shares.get("positive", []), shares.get("negative", [])
+            same, other = (float(np.mean(v)) if v else math.nan for v in (pos, neg))
+            gap = same - other
+
+            def show(value: float, form: str) -> str:
+                return format(value, form) if math.isfinite(value) else "n/a"
+
+            lines.append(
+                f"| {metric} | {strategy} | {side} | {show(same, '.2f')} ({len(pos)}) | "
+                f"{show(other, '.2f')} ({len(neg)}) | {show(gap, '+.2f')} |"
+            )
+    lines.append(
+        "\nShare of the oracle's answers that are yes (number of answers), over the scored "
+        "sides: a side with an unreadable answer is unscored and not counted."
+    )
+    return "\n".join(lines) + "\n"
 
 
 def universal_comparison(universal_logs: list, model_logs: list, scorers: list[str]) -> str:
@@ -255,10 +314,13 @@ def main() -> None:
     paths = write_report([logs], args.out, progress=False)
     timings_file.write_text(json.dumps(timings, indent=2) + "\n")
     universal_logs, model_logs = [], []  # every run's, oldest first: metrics added later merge
+    strategy_logs = []
     for path in sorted(logs.glob("*.eval")):
         header = read_eval_log(str(path), header_only=True)
         if header.status != "success":
             continue
+        if (header.eval.metadata or {}).get("perturbation"):
+            strategy_logs.append(read_eval_log(str(path)))
         if (header.eval.metadata or {}).get("perturbation") == "universal_review":
             universal_logs.append(read_eval_log(str(path)))
         elif header.eval.task.split("/")[-1] == "iclr":
@@ -270,6 +332,9 @@ def main() -> None:
         (args.out / "universal.md").write_text(
             universal_comparison(universal_logs, model_logs, ordered)
         )
+    answers = oracle_answers(strategy_logs)
+    if answers:
+        (args.out / "oracle.md").write_text(answers)
     print(paths["markdown"].read_text())
 
 

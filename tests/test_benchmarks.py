@@ -359,3 +359,63 @@ def test_autopre_exam_report_renders_every_judge_row_and_the_panel():
     assert "Panel: empty (no candidate passed all three exams)." in exam.exam_markdown(
         "generate", empty, items=4, seconds=1.0
     )
+
+
+def test_gaming_benchmark_counts_the_oracles_yes_answers_by_side():
+    """oracle.md: per binary-critic metric and strategy, the share of yes answers on the paper's
+    own references and on the negatives, before and after; 7-point answers and sides without
+    terms are not counted; a later log of the same strategy replaces an earlier one."""
+    from types import SimpleNamespace
+
+    gaming = load_benchmark("gaming_iclr2020")
+
+    def term(side, *answers):
+        return {"side": side, "answers": list(answers), "critic": sum(answers) / len(answers)}
+
+    def log(strategy, samples):
+        return SimpleNamespace(
+            eval=SimpleNamespace(metadata={"perturbation": strategy}),
+            samples=[
+                SimpleNamespace(id=f"p{i}", scores=scores) for i, scores in enumerate(samples)
+            ],
+        )
+
+    def paired(before, after, value=None):
+        return SimpleNamespace(
+            value=value or {"before": 0.0, "after": 0.0},
+            metadata={"before": {"references": before}, "after": {"references": after}},
+        )
+
+    first = log(
+        "oracle_injection",
+        [
+            {
+                "tvd_mi_paired": paired(
+                    [term("positive", 0.5), term("negative", -0.5), term("negative", -0.5)],
+                    [term("positive", 0.5), term("negative", 0.5), term("negative", -0.5)],
+                ),
+                # a 7-point cell's answers (log-ratios) are not a binary critic's
+                "gppm_j_paired": paired([term("positive", 2.0)], [term("positive", 3.0)]),
+            },
+            {  # statement level: one answer per statement; an unscored side has no terms
+                "tvd_mi_paired": paired(
+                    [term("positive", 0.5, -0.5), term("negative", 0.5)],
+                    [],
+                    value=float("nan"),
+                )
+            },
+        ],
+    )
+    text = gaming.oracle_answers([first])
+    # before: same paper 2 yes of 3 answers, negatives 1 of 3; after: 1 of 1 and 1 of 2
+    assert "| tvd_mi | oracle_injection | before | 0.67 (3) | 0.33 (3) | +0.33 |" in text
+    assert "| tvd_mi | oracle_injection | after | 1.00 (1) | 0.50 (2) | +0.50 |" in text
+    assert "gppm_j" not in text
+    rerun = log(
+        "oracle_injection",
+        [{"tvd_mi_paired": paired([term("positive", -0.5)], [term("negative", 0.5)])}],
+    )
+    text = gaming.oracle_answers([first, rerun])
+    assert "| tvd_mi | oracle_injection | before | 0.00 (1) | n/a (0) | n/a |" in text
+    assert text.count("| tvd_mi |") == 2
+    assert gaming.oracle_answers([log("shotgun", [{"gem_paired": paired([], [])}])]) == ""
