@@ -15,6 +15,7 @@ from scipy import stats
 from conftest import write_jsonl
 from gem_tasks.analysis.report import read_validation_logs
 from gem_tasks.cli import main as cli_main
+from scorers.validation.statistics import signed_rank_method
 from test_inspect_eval import inspect_eval
 
 pytestmark = pytest.mark.slow
@@ -138,7 +139,11 @@ def test_judgment_deletion_pairs_and_metrics(validation_logs):
     deviations = (differences - differences.mean()) ** 2
     assert metrics["largest_share"] == pytest.approx(deviations.max() / deviations.sum())
     assert metrics["signed_rank_p"] == pytest.approx(
-        stats.wilcoxon(differences[differences != 0], alternative="less").pvalue
+        stats.wilcoxon(
+            differences[differences != 0],
+            alternative="less",
+            method=signed_rank_method(differences),
+        ).pvalue
     )
 
 
