@@ -88,6 +88,10 @@ def paired_scorers(logs: list) -> list[str]:
     return names
 
 
+def _show(value: float, form: str) -> str:
+    return format(value, form) if math.isfinite(value) else "n/a"
+
+
 def oracle_answers(logs: list) -> str:
     """Markdown: for each binary-critic metric (TVD-MI, CTV: per reference the oracle's answers,
     +½ yes, −½ no) and strategy, the share of "yes" answers on the paper's own references and on
@@ -131,13 +135,9 @@ def oracle_answers(logs: list) -> str:
             pos, neg = shares.get("positive", []), shares.get("negative", [])
             same, other = (float(np.mean(v)) if v else math.nan for v in (pos, neg))
             gap = same - other
-
-            def show(value: float, form: str) -> str:
-                return format(value, form) if math.isfinite(value) else "n/a"
-
             lines.append(
-                f"| {metric} | {strategy} | {side} | {show(same, '.2f')} ({len(pos)}) | "
-                f"{show(other, '.2f')} ({len(neg)}) | {show(gap, '+.2f')} |"
+                f"| {metric} | {strategy} | {side} | {_show(same, '.2f')} ({len(pos)}) | "
+                f"{_show(other, '.2f')} ({len(neg)}) | {_show(gap, '+.2f')} |"
             )
     lines.append(
         "\nShare of the oracle's answers that are yes (number of answers), over the scored "
@@ -319,10 +319,11 @@ def main() -> None:
         header = read_eval_log(str(path), header_only=True)
         if header.status != "success":
             continue
-        if (header.eval.metadata or {}).get("perturbation"):
-            strategy_logs.append(read_eval_log(str(path)))
-        if (header.eval.metadata or {}).get("perturbation") == "universal_review":
-            universal_logs.append(read_eval_log(str(path)))
+        perturbation = (header.eval.metadata or {}).get("perturbation")
+        if perturbation:
+            strategy_logs.append(read_eval_log(str(path)))  # read once, used twice
+            if perturbation == "universal_review":
+                universal_logs.append(strategy_logs[-1])
         elif header.eval.task.split("/")[-1] == "iclr":
             model_logs.append(read_eval_log(str(path)))
     if universal_logs:

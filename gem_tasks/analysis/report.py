@@ -25,6 +25,7 @@ from gem_tasks.analysis.leaderboard.correlate import (
 from gem_tasks.analysis.leaderboard.logs import ICLR_TASK, log_paths, task_matches
 from scorers.validation.perturbations import PERTURBATIONS
 from scorers.validation.statistics import ONE_PAIR_DECIDES
+from scorers.validation.statistics import one_pair_decides as _decides
 
 __all__ = [
     "correlation_table",
@@ -164,8 +165,7 @@ def _paired_interval(row: pd.Series) -> str:
 def one_pair_decides(row: pd.Series) -> bool:
     """Whether one pair carries at least :data:`ONE_PAIR_DECIDES` of the spread of the paired
     differences (False for logs written before ``largest_share`` existed)."""
-    share = row.get("largest_share", math.nan)
-    return isinstance(share, float) and math.isfinite(share) and share >= ONE_PAIR_DECIDES
+    return _decides(row.get("largest_share", math.nan))
 
 
 def _one_pair_note(row: pd.Series) -> str:

@@ -13,6 +13,7 @@ __all__ = [
     "ONE_PAIR_DECIDES",
     "finite",
     "largest_difference_share",
+    "one_pair_decides",
     "mean_confidence_interval",
     "mean_difference",
     "paired_t_test",
@@ -159,6 +160,12 @@ def largest_difference_share(before: Sequence[float], after: Sequence[float]) ->
     if not math.isfinite(total):
         return 1.0  # a difference so large its square overflows: it carries everything
     return float(squares.max() / total) if total > 0 else math.nan
+
+
+def one_pair_decides(share: object) -> bool:
+    """Whether a :func:`largest_difference_share` value reaches :data:`ONE_PAIR_DECIDES` (False
+    for NaN or a missing value, as in logs written before the share was recorded)."""
+    return isinstance(share, float) and math.isfinite(share) and share >= ONE_PAIR_DECIDES
 
 
 def signed_rank_test(

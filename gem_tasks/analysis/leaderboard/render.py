@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from gem_tasks.analysis.leaderboard.logs import as_float, metric_name
-from scorers.validation.statistics import ONE_PAIR_DECIDES
+from scorers.validation.statistics import ONE_PAIR_DECIDES, one_pair_decides
 
 if TYPE_CHECKING:
     from gem_tasks.analysis.leaderboard.compare import Leaderboard
@@ -97,8 +97,7 @@ _ONE_PAPER_NOTE = (
 
 
 def _decided_by_one(row: Any) -> bool:
-    share = row.get("largest_share", math.nan)
-    return isinstance(share, float) and math.isfinite(share) and share >= ONE_PAIR_DECIDES
+    return one_pair_decides(row.get("largest_share", math.nan))
 
 
 def _one_paper(row: Any) -> str:
