@@ -23,10 +23,11 @@ Steps (each under ``--out``):
    the paired p-value per strategy and variant).
 
 Smoke test: ``python benchmarks/finetune_smollm2.py --train-papers 4 --val-papers 2
---max-steps 2 --loss-papers 1 --out /tmp/ft_smoke`` (14 min on 2 busy cores). Cost: one
-training row (~600 tokens) takes ~30 s forward and backward on 2 busy CPU cores, so the default
-``--train-papers 50 --epochs 1`` (450 rows, 56 optimizer steps) trains in about 4 hours there;
-validation is minutes per strategy and variant.
+--max-steps 2 --loss-papers 1 --out /tmp/ft_smoke``. Cost on the project's 2-core CPU (idle,
+AVX-512 BF16): the default ``--train-papers 50 --epochs 1`` (450 rows, 57 optimizer steps) trains
+in 17 minutes with ``--bf16-autocast`` (30 s per step in float32, 15.7 s with it:
+``benchmarks/finetune_precision.py``); each validation run (100 papers, one strategy, one
+variant) takes 160-400 s; the whole run about 55 minutes.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -173,6 +174,8 @@ def test_training_lowers_the_loss_and_resumes(trained, data_dir, tiny_folder, to
     assert (out / "checkpoints" / "checkpoint-6").is_dir()
     logged = [json.loads(line) for line in (out / "training_log.jsonl").read_text().splitlines()]
     assert [e["step"] for e in logged if "loss" in e] == list(range(1, 7))
+    stamps = [e["wall_time"] for e in logged]
+    assert stamps == sorted(stamps) and time.time() - 3600 < stamps[0] <= time.time()
 
     dataset, _ = load_finetune_data(data_dir)
     batch = [dataset[0], dataset[1]]
@@ -222,6 +225,39 @@ def test_bf16_autocast_trains_on_cpu_and_is_recorded(
             settings=LoraSettings(bf16_autocast=True, max_steps=1),
             dtype="float16",
             progress=False,
+        )
+
+
+def test_precision_benchmark_trains_both_ways_on_the_same_rows(
+    data_dir, tiny_folder, tmp_path, monkeypatch
+):
+    """benchmarks/finetune_precision.py: both precisions train the same number of steps on the
+    same rows (losses agree to bf16 rounding), the speed-up is the ratio of the step times."""
+    import importlib.util
+
+    benchmarks = Path(__file__).resolve().parent.parent / "benchmarks"
+    monkeypatch.syspath_prepend(str(benchmarks))  # as when the script runs: its folder first
+    path = benchmarks / "finetune_precision.py"
+    spec = importlib.util.spec_from_file_location("benchmark_finetune_precision", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    out = tmp_path / "precision.json"
+    args = ["--data", str(data_dir), "--base", str(tiny_folder), "--steps", "3"]
+    report = bench.main(
+        [*args, "--batch-size", "1", "--gradient-accumulation", "1", "--out", str(out)]
+    )
+    assert json.loads(out.read_text()) == report
+    fp32, bf16 = report["float32"], report["bf16_autocast"]
+    assert fp32["steps"] == bf16["steps"] == 3 and len(fp32["losses"]) == len(bf16["losses"]) == 3
+    assert 0 < report["max_loss_difference"] < 0.05
+    assert report["speedup_bf16_over_float32"] == round(
+        fp32["seconds_per_step"] / bf16["seconds_per_step"], 2
+    )
+    rows = [json.loads(line) for line in (data_dir / "train.jsonl").read_text().splitlines()]
+    mean_tokens = sum(len(r["input_ids"]) for r in rows) / len(rows)
+    for run in (fp32, bf16):
+        assert run["tokens_per_second"] == pytest.approx(
+            mean_tokens / run["seconds_per_step"], rel=0.01
         )
 
 

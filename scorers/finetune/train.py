@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -176,12 +177,18 @@ def _log_callback(path: Path, progress: bool) -> Any:
     from transformers import TrainerCallback
 
     class LossLog(TrainerCallback):
-        """Appends every logged step to ``training_log.jsonl`` and prints the loss."""
+        """Appends every logged step to ``training_log.jsonl`` (with its Unix ``wall_time``, for
+        throughput) and prints the loss."""
 
         def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **_: Any) -> None:
             if not logs or not state.is_world_process_zero:
                 return
-            entry = {"step": state.global_step, "max_steps": state.max_steps, **logs}
+            entry = {
+                "step": state.global_step,
+                "max_steps": state.max_steps,
+                "wall_time": round(time.time(), 3),
+                **logs,
+            }
             with path.open("a", encoding="utf-8") as handle:
                 handle.write(json.dumps(entry) + "\n")
             if progress and "loss" in logs:
