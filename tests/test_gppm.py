@@ -278,3 +278,38 @@ def test_cluster_metric_fits_once_when_samples_ask_concurrently(tmp_path, monkey
     assert results[0].value != results[1].value  # candidates in different clusters differ
     metric.score(items[0], resources)
     assert len(fits) == 1  # reused after the fit, too
+
+
+def test_judgment_reply_without_any_score_is_asked_again_then_left_out(tmp_path):
+    """A reply in which the authors' parser reads no score on any line is not 0 bits: it is
+    asked once more with another seed; still unreadable, that reference is left out with the
+    reply quoted, and with no reference left the sample is unscored."""
+    two = (
+        Review("r1", "raw one", summary="The reviewer criticizes A."),
+        Review("r2", "raw two", summary="The reviewer likes B."),
+    )
+    prose = "The candidate review is definitely supported by the statement."
+    # r1: prose, then a score on the second call; r2: prose twice
+    oracle = Scripted([prose, prose, "[1] ... <SCORE=2>", prose])
+    resources = Resources(cache_dir=tmp_path, generators={"oracle": oracle})
+    result = get_metric("gppm_judgment", dataset_summaries=True).score(
+        _item(references=two), resources
+    )
+    assert result.value == 2.0
+    [term] = result.terms
+    assert term["reference_id"] == "r1" and term["oracle_calls"] == 2
+    reason = result.details["skipped_references"]["r2"]
+    assert reason.startswith("unreadable oracle reply after 2 call(s)") and prose in reason
+    assert result.details["oracle_calls"] == 4 and len(oracle.users) == 4
+    assert result.signature.version == 2
+
+    silent = Scripted([prose, prose])
+    resources = Resources(cache_dir=tmp_path / "b", generators={"oracle": silent})
+    unscored = get_metric("gppm_judgment", dataset_summaries=True).score(_item(), resources)
+    assert unscored.value is None and "unreadable oracle reply after 2 call(s)" in unscored.reason
+    # a reply with some scored lines keeps the authors' rule: the other lines count 0
+    partly = Scripted(["[1] ... <SCORE=1>\n[2] no score here"])
+    resources = Resources(cache_dir=tmp_path / "c", generators={"oracle": partly})
+    kept = get_metric("gppm_judgment", dataset_summaries=True).score(_item(), resources)
+    assert kept.value == 1.0 and kept.terms[0]["unscored_lines"] == 1
+    assert kept.terms[0]["oracle_calls"] == 1 and len(partly.users) == 1

@@ -18,7 +18,9 @@ Large Language Models", §4-5, App. D): a review is paid by how well it predicts
   ``oracle``, else the evaluation LM) reads the candidate's judgments and the reference's judgment
   lines, numbered, and gives each a score in −3..3 (a log2 likelihood ratio); the scores are
   summed, in bits, with the GPPM authors' own line parser: a line without a readable score counts
-  0 and the numbers of scored and unscored lines go in the terms. One call per reference, of at
+  0 and the numbers of scored and unscored lines go in the terms. A reply with no readable score
+  on any line is not read as 0 bits: it is asked once more (another seed), then the reference is
+  left out with the reply quoted (version 2; version 1 scored it 0). One call per reference, of at
   most ``max_tokens`` new tokens (default 2,000, the authors' limit; in the signature): a local
   oracle that rambles after its scored lines can be capped without changing what it scored.
 
@@ -51,10 +53,14 @@ __all__ = [
     "GppmJudgment",
     "GppmSignature",
     "GppmToken",
+    "JUDGMENT_VERSION",
     "JudgmentSignature",
 ]
 
 GPPM_VERSION = 1
+JUDGMENT_VERSION = 2
+"""GPPM/GSPPM judgment: version 2 leaves out a reference whose reply has no readable score
+(version 1 scored it 0 bits)."""
 GPPM_PLACEHOLDER = "Not given"
 """The synopsis slot of GPPM (no abstract): the authors' code spelling (the paper prints "Not
 Provided"; GEM's code "Not available")."""
@@ -199,7 +205,7 @@ class GppmJudgment(Metric):
             )
 
     async def ascore(self, item: Item, resources: Resources) -> Result:
-        from scorers.lm.base import GenerationSettings
+        from scorers.lm.base import GenerationSettings, retry_settings
 
         use_summaries = bool(self.options["dataset_summaries"])
         oracle = resources.generator(ORACLE_ROLE)
@@ -210,7 +216,7 @@ class GppmJudgment(Metric):
         signature = JudgmentSignature(
             metric=self.name,
             family="gppm",
-            version=GPPM_VERSION,
+            version=JUDGMENT_VERSION,
             max_tokens=int(self.options["max_tokens"]),
             preprocessor=writer or "dataset summaries",
             oracle=oracle.identity,
@@ -235,11 +241,27 @@ class GppmJudgment(Metric):
                 for _, lines in asked
             ]
             replies = await oracle.generate(questions, settings)
+            calls = [1] * len(asked)
+            unread = [i for i, reply in enumerate(replies) if not _scored(reply)]
+            if unread:  # asked once more (another seed: a greedy local oracle would repeat)
+                again = await oracle.generate(
+                    [questions[i] for i in unread], retry_settings(settings, 1)
+                )
+                for i, reply in zip(unread, again, strict=True):
+                    replies[i], calls[i] = reply, 2
         else:  # an empty candidate reveals nothing: every judgment scores 0, nothing is asked
             replies = [""] * len(asked)
-        for (reference_id, lines), reply in zip(asked, replies, strict=True):
+            calls = [0] * len(asked)
+        unreadable: dict[str, str] = {}
+        for (reference_id, lines), reply, n_calls in zip(asked, replies, calls, strict=True):
             scores = gppm_line_scores(reply)
             found = [s for s in scores if s is not None]
+            if has_judgments and not found:
+                unreadable[reference_id] = (
+                    f"unreadable oracle reply after {n_calls} call(s): no line with a score "
+                    f"(SCORE=k, k in -3..3); reply: {reply[:200]!r}"
+                )
+                continue
             terms.append(
                 {
                     "reference_id": reference_id,
@@ -247,8 +269,18 @@ class GppmJudgment(Metric):
                     "target_judgments": len(lines),
                     "scored_lines": len(found),
                     "unscored_lines": len(scores) - len(found),
-                    "oracle_calls": 1 if has_judgments else 0,
+                    "oracle_calls": n_calls,
                 }
+            )
+        details = {
+            "skipped_references": {**skipped, **unreadable},
+            "flags": [] if has_judgments else ["empty_candidate"],
+            "oracle_calls": sum(calls),
+            **({"lines_not_statements": not_statements} if not_statements else {}),
+        }
+        if not terms:
+            return Result.no_usable_reference(
+                {**skipped, **unreadable}, details=details, signature=signature
             )
         value = sum(t["bits"] for t in terms) / len(terms)
         return Result(
@@ -256,14 +288,14 @@ class GppmJudgment(Metric):
             explanation=f"mean summed 7-point score over {len(terms)} reference(s): "
             f"{value:.2f} bits",
             terms=terms,
-            details={
-                "skipped_references": skipped,
-                "flags": [] if has_judgments else ["empty_candidate"],
-                "oracle_calls": sum(t["oracle_calls"] for t in terms),
-                **({"lines_not_statements": not_statements} if not_statements else {}),
-            },
+            details=details,
             signature=signature,
         )
+
+
+def _scored(reply: str) -> bool:
+    """Whether the authors' parser reads a score on at least one line of ``reply``."""
+    return any(score is not None for score in gppm_line_scores(reply))
 
 
 @dataclass(frozen=True)
