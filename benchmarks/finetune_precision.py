@@ -29,7 +29,9 @@ from machine import describe_machine
 from scorers.finetune.train import LOG_FILE, LoraSettings, train_adapter
 
 
-def train_timed(data: Path, base: str, out: Path, settings: LoraSettings) -> dict:
+def train_timed(
+    data: Path, base: str, out: Path, settings: LoraSettings, mean_row_tokens: float
+) -> dict:
     """Train once; the optimizer steps' times from the training log's ``wall_time``s."""
     started = time.perf_counter()
     result = train_adapter(data, base, out, settings=settings, resume=False, progress=False)
@@ -38,9 +40,7 @@ def train_timed(data: Path, base: str, out: Path, settings: LoraSettings) -> dic
     entries = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
     steps = [e for e in entries if "loss" in e]
     stamps = [e["wall_time"] for e in steps]
-    rows = [json.loads(line) for line in (data / "train.jsonl").read_text().splitlines()]
     per_step_rows = settings.batch_size * settings.gradient_accumulation
-    mean_row_tokens = sum(len(r["input_ids"]) for r in rows) / len(rows)
     timed = stamps[-1] - stamps[0] if len(stamps) > 1 else total
     timed_steps = max(len(stamps) - 1, 1)
     return {
@@ -71,6 +71,8 @@ def main(argv: list[str] | None = None) -> dict:
         },
         "machine": describe_machine(),
     }
+    rows = [json.loads(line) for line in (args.data / "train.jsonl").read_text().splitlines()]
+    mean_row_tokens = sum(len(r["input_ids"]) for r in rows) / len(rows)
     for name, autocast in (("float32", False), ("bf16_autocast", True)):
         settings = LoraSettings(
             max_steps=args.steps,
@@ -81,7 +83,7 @@ def main(argv: list[str] | None = None) -> dict:
         )
         work = Path(tempfile.mkdtemp(prefix=f"ft_{name}_"))
         try:
-            report[name] = train_timed(args.data, args.base, work, settings)
+            report[name] = train_timed(args.data, args.base, work, settings, mean_row_tokens)
         finally:
             shutil.rmtree(work, ignore_errors=True)
         print(f"{name}: {report[name]}")

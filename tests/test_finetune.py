@@ -228,19 +228,12 @@ def test_bf16_autocast_trains_on_cpu_and_is_recorded(
         )
 
 
-def test_precision_benchmark_trains_both_ways_on_the_same_rows(
-    data_dir, tiny_folder, tmp_path, monkeypatch
-):
+def test_precision_benchmark_trains_both_ways_on_the_same_rows(data_dir, tiny_folder, tmp_path):
     """benchmarks/finetune_precision.py: both precisions train the same number of steps on the
     same rows (losses agree to bf16 rounding), the speed-up is the ratio of the step times."""
-    import importlib.util
+    from test_benchmarks import load_benchmark
 
-    benchmarks = Path(__file__).resolve().parent.parent / "benchmarks"
-    monkeypatch.syspath_prepend(str(benchmarks))  # as when the script runs: its folder first
-    path = benchmarks / "finetune_precision.py"
-    spec = importlib.util.spec_from_file_location("benchmark_finetune_precision", path)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_benchmark("finetune_precision")
     out = tmp_path / "precision.json"
     args = ["--data", str(data_dir), "--base", str(tiny_folder), "--steps", "3"]
     report = bench.main(
