@@ -590,26 +590,47 @@ def test_rating_error():
 
 
 def test_ask_many_retries_only_the_unreadable_with_another_seed():
-    seen: list[tuple[int, float]] = []
+    seen: list[tuple[int, float, list[str]]] = []
 
     class Flaky:
         identity = "flaky"
 
         async def generate(self, conversations, settings):
-            seen.append((settings.seed, settings.temperature))
-            return ["Yes" if settings.seed else "??" for _ in conversations]
+            asked = [c[0]["content"] for c in conversations]
+            seen.append((settings.seed, settings.temperature, asked))
+            return ["??" if q == "q1" and not settings.seed else "Yes" for q in asked]
 
     asked = asyncio.run(
         ask_many(
             Flaky(),
-            [[{"role": "user", "content": "q"}]] * 3,
+            [[{"role": "user", "content": f"q{i}"}] for i in range(3)],
             parse_yes_no,
             settings=GenerationSettings(),
         )
     )
-    # the greedy first call is retried sampled: a local greedy model would repeat itself
-    assert asked.values == [True, True, True] and asked.calls == 6
-    assert seen == [(0, 0.0), (1, 0.7)]
+    # only the unreadable question is asked again, and the greedy first call is retried
+    # sampled: a local greedy model would repeat itself
+    assert asked.values == [True, True, True] and asked.reasons == [None, None, None]
+    assert asked.calls == 4 and asked.item_calls == [1, 2, 1]
+    assert seen == [(0, 0.0, ["q0", "q1", "q2"]), (1, 0.7, ["q1"])]
+
+    class Mute:
+        identity = "mute"
+
+        async def generate(self, conversations, settings):
+            return ["hmm"] * len(conversations)
+
+    failed = asyncio.run(
+        ask_many(
+            Mute(),
+            [[{"role": "user", "content": "q"}]],
+            parse_yes_no,
+            settings=GenerationSettings(),
+            attempts=3,
+        )
+    )
+    assert failed.values == [None] and failed.failures == [0] and failed.item_calls == [3]
+    assert failed.replies == ["hmm"] and "(after 3 call(s))" in failed.reasons[0]
 
 
 # -- through Inspect ---------------------------------------------------------------------------

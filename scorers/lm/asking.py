@@ -29,13 +29,15 @@ class ReplyError(GemTasksError, ValueError):
 @dataclass
 class Asked(Generic[T]):
     """Answers to a batch of questions: ``values[i]`` is the parsed answer (None where the
-    parser raised; ``reasons[i]`` says why), ``replies[i]`` the last reply asked, ``calls``
-    every generation asked for."""
+    parser raised; ``reasons[i]`` says why), ``replies[i]`` the last reply asked,
+    ``item_calls[i]`` the generations question ``i`` took, ``calls`` every generation asked
+    for."""
 
     values: list[T | None]
     reasons: list[str | None]
     replies: list[str]
     calls: int
+    item_calls: list[int]
 
     @property
     def failures(self) -> list[int]:
@@ -58,6 +60,7 @@ async def ask_many(
     values: list[T | None] = [None] * len(conversations)
     reasons: list[str | None] = [None] * len(conversations)
     replies = [""] * len(conversations)
+    item_calls = [0] * len(conversations)
     pending = list(range(len(conversations)))
     calls = 0
     for attempt in range(attempts):
@@ -69,6 +72,7 @@ async def ask_many(
         still = []
         for index, reply in zip(pending, got):
             replies[index] = reply
+            item_calls[index] += 1
             try:
                 values[index] = parse(reply)
                 reasons[index] = None
@@ -78,4 +82,4 @@ async def ask_many(
             if values[index] is None or (unread is not None and unread(values[index])):
                 still.append(index)
         pending = still
-    return Asked(values, reasons, replies, calls)
+    return Asked(values, reasons, replies, calls, item_calls)

@@ -36,6 +36,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from scorers.errors import MetricError
+from scorers.lm.asking import ReplyError, ask_many
+from scorers.lm.base import GenerationSettings
 from scorers.lm.embedding import DEFAULT_EMBEDDER
 from scorers.registry import Metric, MetricSpec, get_metric, register_metric_class
 from scorers.resources import Resources
@@ -205,8 +207,6 @@ class GppmJudgment(Metric):
             )
 
     async def ascore(self, item: Item, resources: Resources) -> Result:
-        from scorers.lm.base import GenerationSettings, retry_settings
-
         use_summaries = bool(self.options["dataset_summaries"])
         oracle = resources.generator(ORACLE_ROLE)
         candidate_judgments, asked, skipped, writer, not_statements = await _judgments(
@@ -234,34 +234,31 @@ class GppmJudgment(Metric):
             return Result.no_usable_reference(skipped, signature=signature)
         has_judgments = bool(judgment_statements(candidate_judgments))
         settings = GenerationSettings(max_new_tokens=self.options["max_tokens"], temperature=0.0)
-        terms: list[dict[str, Any]] = []
-        if has_judgments:
-            questions = [
-                likelihood_messages(candidate_judgments, lines, synopsis=synopsis)
-                for _, lines in asked
-            ]
-            replies = await oracle.generate(questions, settings)
-            calls = [1] * len(asked)
-            unread = [i for i, reply in enumerate(replies) if not _scored(reply)]
-            if unread:  # asked once more (another seed: a greedy local oracle would repeat)
-                again = await oracle.generate(
-                    [questions[i] for i in unread], retry_settings(settings, 1)
-                )
-                for i, reply in zip(unread, again, strict=True):
-                    replies[i], calls[i] = reply, 2
+        if has_judgments:  # a reply with no score on any line is asked once more (another seed)
+            answers = await ask_many(
+                oracle,
+                [
+                    likelihood_messages(candidate_judgments, lines, synopsis=synopsis)
+                    for _, lines in asked
+                ],
+                _line_scores,
+                settings=settings,
+            )
+            line_scores, replies, calls = answers.values, answers.replies, answers.item_calls
         else:  # an empty candidate reveals nothing: every judgment scores 0, nothing is asked
-            replies = [""] * len(asked)
-            calls = [0] * len(asked)
+            line_scores, replies, calls = [[]] * len(asked), [""] * len(asked), [0] * len(asked)
+        terms: list[dict[str, Any]] = []
         unreadable: dict[str, str] = {}
-        for (reference_id, lines), reply, n_calls in zip(asked, replies, calls, strict=True):
-            scores = gppm_line_scores(reply)
-            found = [s for s in scores if s is not None]
-            if has_judgments and not found:
+        for (reference_id, lines), scores, reply, n_calls in zip(
+            asked, line_scores, replies, calls, strict=True
+        ):
+            if scores is None:
                 unreadable[reference_id] = (
                     f"unreadable oracle reply after {n_calls} call(s): no line with a score "
                     f"(SCORE=k, k in -3..3); reply: {reply[:200]!r}"
                 )
                 continue
+            found = [s for s in scores if s is not None]
             terms.append(
                 {
                     "reference_id": reference_id,
@@ -293,9 +290,13 @@ class GppmJudgment(Metric):
         )
 
 
-def _scored(reply: str) -> bool:
-    """Whether the authors' parser reads a score on at least one line of ``reply``."""
-    return any(score is not None for score in gppm_line_scores(reply))
+def _line_scores(reply: str) -> list[int | None]:
+    """The authors' per-line scores of ``reply`` (an unscored line is None, counted 0); a reply
+    with a score on no line at all is unreadable (:class:`ReplyError`), not 0 bits."""
+    scores = gppm_line_scores(reply)
+    if not any(score is not None for score in scores):
+        raise ReplyError("no line with a score")
+    return scores
 
 
 @dataclass(frozen=True)
