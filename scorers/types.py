@@ -70,6 +70,17 @@ class Item:
         object.__setattr__(self, "negatives", tuple(self.negatives))
         object.__setattr__(self, "flags", frozenset(self.flags))
 
+    @property
+    def candidate_is_held_out(self) -> bool:
+        """Whether the candidate is the held-out human review itself (the human baseline): a
+        non-empty candidate equal to its text, surrounding whitespace aside. Facts stored with
+        that review (its judgment rewrite, its rating) then belong to the candidate."""
+        return (
+            self.held_out is not None
+            and bool(self.candidate.strip())
+            and self.candidate.strip() == self.held_out.text.strip()
+        )
+
 
 @dataclass
 class Result:

@@ -589,6 +589,43 @@ def test_rating_error():
     assert no_expert.value is None and "no reference review has a rating" in no_expert.reason
 
 
+def test_rating_error_of_the_human_baseline_reads_the_held_out_reviews_stored_rating():
+    """A free-text human review rarely states its rating: when the candidate is the held-out
+    review itself, the rating stored with it in the data is the reviewer's rating."""
+    metric = get_metric("br_rating_mae")
+    human = "A free-text review with no rating in it."
+    experts = (Review("e1", EXPERT_1, rating=6), Review("e2", EXPERT_2, rating=3))
+    baseline = Item(
+        paper=PAPER,
+        candidate=f"  {human}\n",
+        references=experts,
+        held_out=Review("h", human, rating=8),
+    )
+    assert baseline.candidate_is_held_out
+    result = metric.score(baseline, Resources())
+    assert result.value == pytest.approx(abs(8 - 4.5))
+    assert result.details["rating_source"] == "stored with the held-out review"
+    # a model's review (not the held-out text) is read, never given the human's rating
+    model = Item(
+        paper=PAPER,
+        candidate="<rating>3</rating>",
+        references=experts,
+        held_out=Review("h", human, rating=8),
+    )
+    assert not model.candidate_is_held_out
+    assert metric.score(model, Resources()).value == pytest.approx(1.5)
+    assert metric.score(model, Resources()).details["rating_source"] == "read from the review"
+    # the held-out review without a stored rating: its text is read, and here says nothing
+    unrated = Item(paper=PAPER, candidate=human, references=experts, held_out=Review("h", human))
+    assert metric.score(unrated, Resources()).value is None
+    # an empty candidate is never the held-out review
+    empty = Item(
+        paper=PAPER, candidate=" ", references=experts, held_out=Review("h", " ", rating=8)
+    )
+    assert not empty.candidate_is_held_out and metric.score(empty, Resources()).value is None
+    assert "rating" in get_metric("br_rating_mae").signature(Resources()).choices["human_baseline"]
+
+
 def test_ask_many_retries_only_the_unreadable_with_another_seed():
     seen: list[tuple[int, float, list[str]]] = []
 
@@ -727,3 +764,22 @@ def test_review_quality_task_end_to_end(tmp_path):
     assert kl["corpus_key"] == "corpus_kl"
     assert math.isnan(board.table[board.table["metric"] == "br_rating_mae"].iloc[0]["corpus"])
     assert "Corpus-level `corpus_kl`" in leaderboard_markdown(board)
+    # the human baseline row: the held-out review's stored rating against the other two
+    [human_log] = inspect_eval(
+        review_quality(
+            dataset=str(data),
+            candidate="human",
+            scorers="br_rating_mae",
+            cache_dir=str(tmp_path / "cache"),
+        ),
+        model="none/none",
+        log_dir=str(tmp_path / "human_logs"),
+        display="none",
+    )
+    assert human_log.status == "success", human_log.error
+    for sample in human_log.samples:
+        held_out = sample.metadata["held_out"]["rating"]
+        experts = [r["rating"] for r in sample.metadata["references"]]
+        score = sample.scores["br_rating_mae"]
+        assert score.value == pytest.approx(abs(held_out - sum(experts) / 2))
+        assert score.metadata["rating_source"] == "stored with the held-out review"

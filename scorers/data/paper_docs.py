@@ -10,7 +10,7 @@ through these two functions, a review scored in either gets the same item, hence
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 from scorers.data.negatives import DEFAULT_NEGATIVES, draw_negatives
@@ -133,10 +133,7 @@ def item_from_document(
     the document's ``candidate_mode`` is ``preprocess``)."""
     mode = document.get(CANDIDATE_MODE)
     held_out = document.get("held_out") or {}
-    same_as_held_out = (
-        bool(candidate.strip()) and candidate.strip() == (held_out.get("text") or "").strip()
-    )
-    return Item(
+    item = Item(
         paper=Paper(
             id=str(document.get("paper_id") or sample_id),
             title=document.get("title") or "",
@@ -147,9 +144,9 @@ def item_from_document(
         candidate=candidate,
         references=reviews_from_metadata(document.get("references")),
         negatives=reviews_from_metadata(document.get("negatives")),
-        candidate_summary=held_out.get("summary")
-        if same_as_held_out and mode != "preprocess"
-        else None,
         flags=frozenset({CANDIDATE_IS_JUDGMENTS} if mode == "judgments" else ()),
         held_out=reviews_from_metadata([held_out])[0] if held_out.get("text") else None,
     )
+    if item.candidate_is_held_out and mode != "preprocess":
+        return replace(item, candidate_summary=item.held_out.summary)
+    return item

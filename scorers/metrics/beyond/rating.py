@@ -4,9 +4,11 @@ the experts'.
 MAE_p = |r̂ − mean_j r_j| (``against="mean"``, our choice; spec M6) or mean_j |r̂ − r_j|
 (``against="each"``), with r̂ the rating read from the review (``Rating: 6``, ``<rating>6</rating>``)
 and r_j the reference reviews' ratings on the dataset's scale (mapped to the ICLR scale by the
-dataset builder). The model's number is the mean over papers with a readable rating; a review
-whose rating cannot be read is unscored with the reason (never 0); a paper whose references
-carry no rating is unscored. Lower is better. No model call.
+dataset builder). When the candidate is the held-out human review itself (the human baseline
+row), r̂ is that review's stored rating from the data: a human review's text rarely states it,
+and the form's value is what the reviewer gave. The model's number is the mean over papers with
+a readable rating; a review whose rating cannot be read is unscored with the reason (never 0); a
+paper whose references carry no rating is unscored. Lower is better. No model call.
 """
 
 from __future__ import annotations
@@ -33,21 +35,30 @@ def rating_error(rating: float, expert_ratings: list[float], *, against: str = "
 
 
 class RatingErrorMetric(BeyondMetric):
-    choices = {"mae": "|rating - mean expert rating| per paper, averaged over papers"}
+    choices = {
+        "mae": "|rating - mean expert rating| per paper, averaged over papers",
+        "human_baseline": "the held-out human review's stored rating when it is the candidate",
+    }
 
     async def compute(
         self, item: Item, resources: Resources, details: dict[str, Any]
     ) -> tuple[float, str]:
         if not item.candidate.strip():
             raise Unscorable("empty candidate: there is no review to read")
-        parsed = parse_review(item.candidate)
-        rating = parsed.scores["rating"]
-        if rating is None:
-            why = "; ".join(i for i in parsed.issues if i.startswith("rating")) or "no rating field"
-            raise Unscorable(f"the review's rating cannot be read ({why})")
+        if item.candidate_is_held_out and item.held_out.rating is not None:
+            rating, source = float(item.held_out.rating), "stored with the held-out review"
+        else:
+            parsed = parse_review(item.candidate)
+            rating, source = parsed.scores["rating"], "read from the review"
+            if rating is None:
+                why = (
+                    "; ".join(i for i in parsed.issues if i.startswith("rating"))
+                    or "no rating field"
+                )
+                raise Unscorable(f"the review's rating cannot be read ({why})")
         experts = {r.id: r.rating for r in item.references if r.rating is not None}
         if not experts:
             raise Unscorable("no reference review has a rating")
         value = rating_error(rating, list(experts.values()), against=self.options["against"])
-        details.update({"rating": rating, "expert_ratings": experts})
+        details.update({"rating": rating, "rating_source": source, "expert_ratings": experts})
         return value, f"rating {rating:g} vs experts {sorted(experts.values())}: error {value:.3f}"
