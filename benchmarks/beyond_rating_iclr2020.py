@@ -18,6 +18,10 @@ Writes ``benchmarks/results/beyond_rating_iclr2020/``: ``summary.md`` (per metri
 unscored, mean and 90% CI of each row, generation calls per review, the commonest unscored
 reasons), ``summary.json`` and ``timings.json``; the logs go to ``<out>/logs``. The cache
 (``$GEM_TASKS_CACHE_DIR``) makes reruns cheap: the experts are structured and decomposed once.
+``--runs human`` reruns only the rows named and reads the others from their newest complete log
+in ``<out>/logs`` (a run's time is always its log's, from start to completion: a row whose
+generations were cached by an earlier run is cheaper than a cold one, and says so only through
+its calls, which count cache hits too).
 """
 
 from __future__ import annotations
@@ -25,7 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -91,6 +94,54 @@ def _cell(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return cell
 
 
+RUNS = ("human", "model", "replacement")
+ROW_NAMES = {
+    "human": "human",
+    "model": "SmolLM2-135M",
+    "replacement": "random replacement",
+}
+TIMING_NAMES = {
+    "human": "human (held-out review)",
+    "model": "SmolLM2-135M's own review (incl. writing it)",
+    "replacement": "random replacement",
+}
+SIDES = {"human": None, "model": None, "replacement": "after"}
+
+
+def run_of(log) -> str | None:
+    """Which of the three runs a log is (None: none of them)."""
+    args = log.eval.task_args or {}
+    if log.eval.task.endswith("review_quality"):
+        return "human" if args.get("candidate") == "human" else "model"
+    if log.eval.task.endswith("robustness") and args.get("perturbation") == "random_replacement":
+        return "replacement"
+    return None
+
+
+def newest_logs(log_dir: Path, records: str, scorers: str) -> dict[str, Any]:
+    """The newest complete log of each run in ``log_dir`` made on ``records`` with ``scorers``."""
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    found: dict[str, Any] = {}
+    for info in list_eval_logs(str(log_dir)):  # newest first
+        header = read_eval_log(info, header_only=True)
+        run = run_of(header)
+        if run is None or run in found or header.status != "success":
+            continue
+        task_args = header.eval.task_args or {}
+        if task_args.get("dataset") != records or task_args.get("scorers") != scorers:
+            continue
+        found[run] = info
+    return found
+
+
+def log_seconds(log) -> float:
+    from datetime import datetime
+
+    started = datetime.fromisoformat(log.stats.started_at)
+    return (datetime.fromisoformat(log.stats.completed_at) - started).total_seconds()
+
+
 def summarise(rows_by_candidate: dict[str, dict[str, list[dict[str, Any]]]]) -> dict[str, Any]:
     metrics = sorted({m for rows in rows_by_candidate.values() for m in rows})
     return {
@@ -123,59 +174,73 @@ def markdown(summary: dict[str, Any], timings: dict[str, float], papers: int) ->
     return "\n".join(lines) + "\n"
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--papers", type=int, default=50)
     parser.add_argument("--out", type=Path, default=HERE / "results" / "beyond_rating_iclr2020")
     parser.add_argument("--scorers", default=SCORERS)
     parser.add_argument("--max-samples", type=int, default=16)
-    args = parser.parse_args()
+    parser.add_argument("--model", default="smollm2/embedded", help="the model writing reviews")
+    parser.add_argument(
+        "--runs",
+        default=",".join(RUNS),
+        help="the runs to do now (comma-separated, of human, model, replacement); the others "
+        "are read from their newest complete log in <out>/logs",
+    )
+    args = parser.parse_args(argv)
+    runs = [r.strip() for r in args.runs.split(",") if r.strip()]
+    if unknown := sorted(set(runs) - set(RUNS)):
+        raise SystemExit(f"--runs: unknown run(s) {unknown}; choose from {list(RUNS)}")
     if not args.data.exists():
         raise SystemExit(f"{args.data}: not found (the shared review data is not in this checkout)")
     args.out.mkdir(parents=True, exist_ok=True)
-    logs = str(args.out / "logs")
+    logs = args.out / "logs"
     records = str(write_records(args.data, args.out, args.papers, release=False))
     options = BINOCULARS if "br_binoculars" in args.scorers else None
-    common = {"log_dir": logs, "display": "plain", "max_samples": args.max_samples}
+    common = {"log_dir": str(logs), "display": "plain", "max_samples": args.max_samples}
+    tasks = {
+        "human": lambda: inspect_eval(
+            review_quality(
+                dataset=records, candidate="human", scorers=args.scorers, scorer_options=options
+            ),
+            model="none",
+            **common,
+        ),
+        "model": lambda: inspect_eval(
+            review_quality(dataset=records, scorers=args.scorers, scorer_options=options),
+            model=args.model,
+            max_tokens=512,
+            **common,
+        ),
+        "replacement": lambda: inspect_eval(
+            robustness(
+                perturbation="random_replacement",
+                dataset=records,
+                scorers=args.scorers,
+                references=ALL_EXPERTS,
+                scorer_options=options,
+            ),
+            model="none",
+            **common,
+        ),
+    }
+    for run in runs:
+        [log] = tasks[run]()
+        if log.status != "success":
+            raise SystemExit(f"the {run} run did not complete: {log.error}")
+    found = newest_logs(logs, records, args.scorers)
+    if missing := [run for run in RUNS if run not in found]:
+        raise SystemExit(f"no complete log of run(s) {missing} in {logs}: run them (--runs)")
+
+    from inspect_ai.log import read_eval_log
+
     timings: dict[str, float] = {}
     rows: dict[str, dict[str, list[dict[str, Any]]]] = {}
-
-    started = time.perf_counter()
-    [human] = inspect_eval(
-        review_quality(
-            dataset=records, candidate="human", scorers=args.scorers, scorer_options=options
-        ),
-        model="none",
-        **common,
-    )
-    timings["human (held-out review)"] = time.perf_counter() - started
-    rows["human"] = _rows(human, None)
-
-    started = time.perf_counter()
-    [model] = inspect_eval(
-        review_quality(dataset=records, scorers=args.scorers, scorer_options=options),
-        model="smollm2/embedded",
-        max_tokens=512,
-        **common,
-    )
-    timings["SmolLM2-135M's own review (incl. writing it)"] = time.perf_counter() - started
-    rows["SmolLM2-135M"] = _rows(model, None)
-
-    started = time.perf_counter()
-    [replaced] = inspect_eval(
-        robustness(
-            perturbation="random_replacement",
-            dataset=records,
-            scorers=args.scorers,
-            references=ALL_EXPERTS,
-            scorer_options=options,
-        ),
-        model="none",
-        **common,
-    )
-    timings["random replacement"] = time.perf_counter() - started
-    rows["random replacement"] = _rows(replaced, "after")
+    for run in RUNS:
+        log = read_eval_log(found[run])
+        timings[TIMING_NAMES[run]] = log_seconds(log)
+        rows[ROW_NAMES[run]] = _rows(log, SIDES[run])
 
     summary = summarise(rows)
     (args.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
@@ -183,6 +248,7 @@ def main() -> None:
     text = markdown(summary, timings, args.papers)
     (args.out / "summary.md").write_text(text)
     print(text)
+    return summary
 
 
 if __name__ == "__main__":

@@ -419,3 +419,75 @@ def test_gaming_benchmark_counts_the_oracles_yes_answers_by_side():
     assert "| tvd_mi | oracle_injection | before | 0.00 (1) | n/a (0) | n/a |" in text
     assert text.count("| tvd_mi |") == 2
     assert gaming.oracle_answers([log("shotgun", [{"gem_paired": paired([], [])}])]) == ""
+
+
+def test_beyond_rating_benchmark_reruns_one_row_and_reads_the_others_from_their_logs(
+    tmp_path: Path,
+):
+    """The three rows (human, the model's own review, random replacement) on two papers with
+    the one metric that needs no model; ``--runs human`` redoes only the human row and reads
+    the other two from their logs, times included."""
+    bench = load_benchmark("beyond_rating_iclr2020")
+    from inspect_ai.model import ModelAPI, ModelOutput, ModelUsage, modelapi
+
+    from conftest import write_jsonl
+
+    @modelapi(name="bench_fixed")
+    def bench_fixed():
+        class Fixed(ModelAPI):
+            async def generate(self, input, tools, tool_choice, config):
+                output = ModelOutput.from_content(self.model_name, "A review with no rating.")
+                output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+                return output
+
+        return Fixed
+
+    papers = [
+        {
+            "id": f"p{i}",
+            "title": f"Paper {i}",
+            "abstract": "An abstract.",
+            "reviews": [
+                {"id": f"p{i}r{j}", "text": f"Free-text review {j} of paper {i}.", "rating": r}
+                for j, r in enumerate((3, 6, 8))
+            ],
+        }
+        for i in range(2)
+    ]
+    data = write_jsonl(tmp_path / "papers.jsonl", papers)
+    argv = ["--data", str(data), "--papers", "2", "--out", str(tmp_path / "out")]
+    argv += ["--scorers", "br_rating_mae", "--model", "bench_fixed/model"]
+    with pytest.raises(SystemExit, match="no complete log of run"):
+        bench.main([*argv, "--runs", "human"])
+    summary = bench.main(argv)
+    cells = summary["br_rating_mae"]
+    assert set(cells) == {"human", "SmolLM2-135M", "random replacement"}
+    # the held-out reviewer's stored rating against the mean of the other two
+    human = cells["human"]
+    assert human["scored"] == human["n"] == 2 and human["calls_per_review"] == 0
+    from inspect_ai.log import read_eval_log
+
+    found = bench.newest_logs(
+        tmp_path / "out" / "logs", str(tmp_path / "out" / "records_2.jsonl"), "br_rating_mae"
+    )
+    errors = []
+    for sample in read_eval_log(found["human"]).samples:
+        others = [r["rating"] for r in sample.metadata["references"]]
+        errors.append(abs(sample.metadata["held_out"]["rating"] - sum(others) / len(others)))
+    assert human["mean"] == pytest.approx(sum(errors) / 2) and len(others) == 2
+    # the fixed reply and a replaced human review state no rating: unscored with the reason
+    for name in ("SmolLM2-135M", "random replacement"):
+        assert cells[name]["scored"] == 0 and cells[name]["n"] == 2
+        assert any("rating cannot be read" in r for r in cells[name]["unscored_reasons"])
+    timings = json.loads((tmp_path / "out" / "timings.json").read_text())
+    logs = sorted((tmp_path / "out" / "logs").glob("*.eval"))
+    assert len(logs) == 4 and all(v >= 0 for v in timings.values())
+    again = bench.main([*argv, "--runs", "human"])
+    assert again == summary
+    assert len(list((tmp_path / "out" / "logs").glob("*.eval"))) == 5
+    new_timings = json.loads((tmp_path / "out" / "timings.json").read_text())
+    key = "SmolLM2-135M's own review (incl. writing it)"
+    assert new_timings[key] == timings[key]  # read from its log, not rerun
+    assert "| br_rating_mae | human | 2 / 2 |" in (tmp_path / "out" / "summary.md").read_text()
+    with pytest.raises(SystemExit, match="unknown run"):
+        bench.main([*argv, "--runs", "humans"])
