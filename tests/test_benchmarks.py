@@ -491,3 +491,67 @@ def test_beyond_rating_benchmark_reruns_one_row_and_reads_the_others_from_their_
     assert "| br_rating_mae | human | 2 / 2 |" in (tmp_path / "out" / "summary.md").read_text()
     with pytest.raises(SystemExit, match="unknown run"):
         bench.main([*argv, "--runs", "humans"])
+
+
+def test_beyond_judge_probe_pairs_and_scores_a_judge_with_known_answers(tmp_path: Path):
+    """Three pairs per review (a point against itself, another point of the same review, a
+    point of another paper); a judge that says Yes exactly to identical points scores 1.0
+    balanced accuracy, one that always says No 0.5; an unreadable reply is asked again and then
+    left unread, not counted as No."""
+    probe = load_benchmark("beyond_judge_probe")
+    from conftest import write_jsonl
+    from scorers.resources import Resources
+
+    def summary(paper: int, k: int) -> str:
+        lines = [f"The reviewer criticizes flaw {j} of paper {paper}." for j in range(k)]
+        lines += [f"The reviewer appreciates merit {j} of paper {paper}." for j in range(k)]
+        return "\n".join(lines)
+
+    rows = [
+        {"paper_id": f"p{i}", "reviews": [{"review": "text", "review_summary": summary(i, 2)}]}
+        for i in range(4)
+    ]
+    data = write_jsonl(tmp_path / "release.jsonl", rows)
+
+    class Judge:
+        def __init__(self, rule):
+            self.rule, self.identity, self.asked = rule, "scripted", 0
+
+        async def generate(self, conversations, settings):
+            self.asked += len(conversations)
+            out = []
+            for conversation in conversations:
+                user = conversation[-1]["content"]
+                a = user.split("Point A: ")[1].split("\n")[0]
+                b = user.split("Point B: ")[1].split("\n")[0]
+                out.append(self.rule(a, b, settings.seed))
+            return out
+
+    exact = Judge(lambda a, b, seed: "Yes" if a == b else "No.")
+    argv = ["--data", str(data), "--reviews", "4", "--out", str(tmp_path / "out")]
+    report = probe.main(argv, resources=Resources(generators={"judge": exact}))
+    pairs = report["pairs"]
+    assert len(pairs) == 12 and report["calls"] == exact.asked == 12
+    assert [p["field"] for p in pairs[::3]] == ["weaknesses", "strengths"] * 2
+    for p in pairs:
+        assert (p["a"] == p["b"]) == (p["kind"] == "same")
+        same_paper = p["b"].endswith(f"of paper {p['paper'][1:]}.")
+        assert same_paper == (p["kind"] != "other_paper")
+        verb = "criticizes" if p["field"] == "weaknesses" else "appreciates"
+        assert verb in p["a"] and verb in p["b"]
+    assert report["summary"]["balanced_accuracy"] == 1.0
+    assert json.loads((tmp_path / "out" / "probe.json").read_text())["calls"] == 12
+    assert "| same | Yes | 4 | 4 | 100% | 100% |" in (tmp_path / "out" / "probe.md").read_text()
+
+    never = Judge(lambda a, b, seed: "No")
+    report = probe.main(argv, resources=Resources(generators={"judge": never}))
+    kinds = report["summary"]["kinds"]
+    assert kinds["same"]["accuracy"] == 0.0 and kinds["other_paper"]["accuracy"] == 1.0
+    assert report["summary"]["balanced_accuracy"] == 0.5
+
+    mumbles = Judge(lambda a, b, seed: "Both points discuss the paper." if a == b else "No")
+    report = probe.main(argv, resources=Resources(generators={"judge": mumbles}))
+    same = report["summary"]["kinds"]["same"]
+    assert same == {"pairs": 4, "readable": 0, "yes_rate": None, "accuracy": None}
+    assert report["calls"] == 12 + 4  # the unreadable ones asked once more
+    assert report["summary"]["balanced_accuracy"] is None
