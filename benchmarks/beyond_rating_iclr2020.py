@@ -55,17 +55,22 @@ def _rows(log, side: str | None) -> dict[str, list[dict[str, Any]]]:
         for name, score in (sample.scores or {}).items():
             top = score.metadata or {}
             metadata = top
-            if side is not None:  # paired scores: the side's metadata
-                value = score.value.get(side) if isinstance(score.value, dict) else math.nan
+            if side is not None:  # paired scores: the side's own value, even in unscored pairs
                 metadata = top.get(side) or top
+                value = metadata.get("value")
+                if isinstance(score.value, dict):
+                    value = score.value.get(side)
             else:
                 value = score.value
             value = float(value) if isinstance(value, int | float) else math.nan
+            reason = None
+            if not math.isfinite(value):
+                reason = metadata.get("unscored_reason") or top.get("unscored_reason")
             calls = metadata.get("calls") or {}
             out.setdefault(name.removesuffix("_paired"), []).append(
                 {
                     "value": value,
-                    "reason": metadata.get("unscored_reason") or top.get("unscored_reason"),
+                    "reason": reason,
                     "calls": sum(calls.values()) if isinstance(calls, dict) else 0,
                 }
             )

@@ -783,3 +783,51 @@ def test_review_quality_task_end_to_end(tmp_path):
         score = sample.scores["br_rating_mae"]
         assert score.value == pytest.approx(abs(held_out - sum(experts) / 2))
         assert score.metadata["rating_source"] == "stored with the held-out review"
+
+
+def test_a_side_scored_in_an_unscored_pair_keeps_its_value(tmp_path):
+    """Random replacement with the rating error: the held-out review (before) is scored from its
+    stored rating, the replacement (another paper's free-text review, after) has no readable
+    rating, so the pair is unscored, and the before side's value is still in the log."""
+    from inspect_ai import eval as inspect_eval
+
+    from conftest import write_jsonl
+    from gem_tasks.tasks.review_quality.review_quality import ALL_EXPERTS
+    from gem_tasks.tasks.robustness import robustness
+
+    papers = [
+        {
+            "id": f"p{i}",
+            "title": f"Paper {i}",
+            "abstract": "An abstract.",
+            "reviews": [
+                {"id": f"p{i}r{j}", "text": f"Free-text review {j} of paper {i}.", "rating": r}
+                for j, r in enumerate((3, 6, 8))
+            ],
+        }
+        for i in range(3)
+    ]
+    data = write_jsonl(tmp_path / "papers.jsonl", papers)
+    [log] = inspect_eval(
+        robustness(
+            perturbation="random_replacement",
+            dataset=str(data),
+            scorers="br_rating_mae",
+            references=ALL_EXPERTS,
+            cache_dir=str(tmp_path / "cache"),
+        ),
+        model="none/none",
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
+    assert log.status == "success", log.error
+    for sample in log.samples:
+        score = sample.scores["br_rating_mae_paired"]
+        assert math.isnan(score.value)
+        assert score.metadata["unscored_reason"].startswith("after: the review's rating cannot")
+        before, after = score.metadata["before"], score.metadata["after"]
+        held_out = sample.metadata["held_out"]["rating"]
+        experts = [r["rating"] for r in sample.metadata["references"]]
+        assert before["value"] == pytest.approx(abs(held_out - sum(experts) / len(experts)))
+        assert "unscored_reason" not in before
+        assert after["value"] is None and "rating cannot be read" in after["unscored_reason"]

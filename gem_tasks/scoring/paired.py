@@ -3,7 +3,8 @@ scoring a sample's original text and its perturbed text against the same referen
 
 The score's value is ``{"before": ..., "after": ...}``; a pair whose text could not be perturbed
 or that the metric could not score on either side is unscored with the reason (never scored
-unchanged, never dropped silently).
+unchanged, never dropped silently). Each side's metadata holds its own ``value`` (None when that
+side is unscored), so the side that was scored in an unscored pair is kept in the log.
 """
 
 from __future__ import annotations
@@ -47,7 +48,11 @@ def paired_scorer(
             for label, result in (("before", before), ("after", after))
             if result.value is None
         ]
-        metadata = {"metric": name, "before": before.metadata(), "after": after.metadata()}
+        metadata = {  # each side's value too: a side scored in an unscored pair is not lost
+            "metric": name,
+            "before": {"value": before.value, **before.metadata()},
+            "after": {"value": after.value, **after.metadata()},
+        }
         if unscored:
             return Score.unscored(
                 reason="scoring_failed",
