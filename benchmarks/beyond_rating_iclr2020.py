@@ -174,8 +174,14 @@ def markdown(summary: dict[str, Any], timings: dict[str, float], papers: int) ->
                 f"| {metric} | {candidate} | {cell['scored']} / {cell['n']} | {shown} | "
                 f"{cell['calls_per_review']:.1f} | {reasons or '-'} |"
             )
-    lines += ["", "Wall-clock seconds per run (2-core CPU):", ""]
+    lines += ["", "Wall-clock seconds per run (2-core CPU, each from its log):", ""]
     lines += [f"- {k}: {v:.0f} s ({v / papers:.1f} s per review)" for k, v in timings.items()]
+    lines += [
+        "",
+        "Generation calls count cache hits; times do not: a run after another on the same "
+        "papers reuses the texts that run already structured (random replacement's texts are "
+        "the other papers' held-out reviews, structured in the human row).",
+    ]
     return "\n".join(lines) + "\n"
 
 
