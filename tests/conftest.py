@@ -87,3 +87,20 @@ def demo_records():
 def write_jsonl(path: Path, rows: list) -> Path:
     path.write_text("\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n")
     return path
+
+
+def rated_free_text_papers(n: int) -> list[dict]:
+    """``n`` papers with three free-text reviews each, rated 3, 6 and 8, none stating its rating
+    in its text (as OpenReview-era free-form reviews)."""
+    return [
+        {
+            "id": f"p{i}",
+            "title": f"Paper {i}",
+            "abstract": "An abstract.",
+            "reviews": [
+                {"id": f"p{i}r{j}", "text": f"Free-text review {j} of paper {i}.", "rating": r}
+                for j, r in enumerate((3, 6, 8))
+            ],
+        }
+        for i in range(n)
+    ]

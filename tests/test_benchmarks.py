@@ -430,7 +430,7 @@ def test_beyond_rating_benchmark_reruns_one_row_and_reads_the_others_from_their_
     bench = load_benchmark("beyond_rating_iclr2020")
     from inspect_ai.model import ModelAPI, ModelOutput, ModelUsage, modelapi
 
-    from conftest import write_jsonl
+    from conftest import rated_free_text_papers, write_jsonl
 
     @modelapi(name="bench_fixed")
     def bench_fixed():
@@ -442,19 +442,7 @@ def test_beyond_rating_benchmark_reruns_one_row_and_reads_the_others_from_their_
 
         return Fixed
 
-    papers = [
-        {
-            "id": f"p{i}",
-            "title": f"Paper {i}",
-            "abstract": "An abstract.",
-            "reviews": [
-                {"id": f"p{i}r{j}", "text": f"Free-text review {j} of paper {i}.", "rating": r}
-                for j, r in enumerate((3, 6, 8))
-            ],
-        }
-        for i in range(2)
-    ]
-    data = write_jsonl(tmp_path / "papers.jsonl", papers)
+    data = write_jsonl(tmp_path / "papers.jsonl", rated_free_text_papers(2))
     argv = ["--data", str(data), "--papers", "2", "--out", str(tmp_path / "out")]
     argv += ["--scorers", "br_rating_mae", "--model", "bench_fixed/model"]
     with pytest.raises(SystemExit, match="no complete log of run"):

@@ -791,23 +791,11 @@ def test_a_side_scored_in_an_unscored_pair_keeps_its_value(tmp_path):
     rating, so the pair is unscored, and the before side's value is still in the log."""
     from inspect_ai import eval as inspect_eval
 
-    from conftest import write_jsonl
+    from conftest import rated_free_text_papers, write_jsonl
     from gem_tasks.tasks.review_quality.review_quality import ALL_EXPERTS
     from gem_tasks.tasks.robustness import robustness
 
-    papers = [
-        {
-            "id": f"p{i}",
-            "title": f"Paper {i}",
-            "abstract": "An abstract.",
-            "reviews": [
-                {"id": f"p{i}r{j}", "text": f"Free-text review {j} of paper {i}.", "rating": r}
-                for j, r in enumerate((3, 6, 8))
-            ],
-        }
-        for i in range(3)
-    ]
-    data = write_jsonl(tmp_path / "papers.jsonl", papers)
+    data = write_jsonl(tmp_path / "papers.jsonl", rated_free_text_papers(3))
     [log] = inspect_eval(
         robustness(
             perturbation="random_replacement",
