@@ -36,8 +36,11 @@ class Asked(Generic[T]):
     values: list[T | None]
     reasons: list[str | None]
     replies: list[str]
-    calls: int
     item_calls: list[int]
+
+    @property
+    def calls(self) -> int:
+        return sum(self.item_calls)
 
     @property
     def failures(self) -> list[int]:
@@ -62,13 +65,11 @@ async def ask_many(
     replies = [""] * len(conversations)
     item_calls = [0] * len(conversations)
     pending = list(range(len(conversations)))
-    calls = 0
     for attempt in range(attempts):
         if not pending:
             break
         current = retry_settings(settings, attempt)
         got = await generator.generate([conversations[i] for i in pending], current)
-        calls += len(pending)
         still = []
         for index, reply in zip(pending, got):
             replies[index] = reply
@@ -82,4 +83,4 @@ async def ask_many(
             if values[index] is None or (unread is not None and unread(values[index])):
                 still.append(index)
         pending = still
-    return Asked(values, reasons, replies, calls, item_calls)
+    return Asked(values, reasons, replies, item_calls)
