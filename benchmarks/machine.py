@@ -30,3 +30,32 @@ def describe_machine() -> dict:
         "cpu": cpu_description(),
         "cpus": os.cpu_count(),
     }
+
+
+def provenance(*, data: list[str | Path] | None = None) -> dict:
+    """Where a result came from: the commit (and whether the tree had uncommitted changes), the
+    command line, the machine, the time, and the data files read (path and size)."""
+    import datetime
+    import subprocess
+    import sys
+
+    def git(*args: str) -> str | None:
+        try:
+            run = subprocess.run(
+                ["git", *args], capture_output=True, text=True, cwd=Path(__file__).parent
+            )
+        except OSError:
+            return None
+        return run.stdout.strip() if run.returncode == 0 else None
+
+    return {
+        "commit": git("rev-parse", "HEAD"),
+        "uncommitted_changes": bool(git("status", "--porcelain", "--untracked-files=no")),
+        "command": " ".join(["python", *sys.argv]),
+        "machine": describe_machine(),
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "data": [
+            {"path": str(p), "bytes": Path(p).stat().st_size if Path(p).exists() else None}
+            for p in data or []
+        ],
+    }

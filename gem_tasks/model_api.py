@@ -16,7 +16,7 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolChoice, ToolInfo
 
 from scorers.lm import load_evaluation_lm
-from scorers.lm.base import GenerationSettings
+from scorers.lm.base import GenerationSettings, hit_limit
 from scorers.lm.chat import encode_text, generation_prompt_ids
 from scorers.lm.threads import run_blocking
 
@@ -74,7 +74,11 @@ class EmbeddedSmolLM2(ModelAPI):
         tokenizer = self._lm.tokenizer
         input_tokens = len(generation_prompt_ids(tokenizer, messages))
         output_tokens = len(encode_text(tokenizer, text))
-        output = ModelOutput.from_content(model=self.model_name, content=text)
+        output = ModelOutput.from_content(
+            model=self.model_name,
+            content=text,
+            stop_reason="max_tokens" if hit_limit(text) else "stop",
+        )
         output.usage = ModelUsage(
             input_tokens=input_tokens,
             output_tokens=output_tokens,

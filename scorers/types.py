@@ -8,13 +8,28 @@ behind the value; family details; and the signature that says how it was compute
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from scorers.signature import Signature
 
-__all__ = ["CANDIDATE_IS_JUDGMENTS", "Item", "Paper", "Result", "Review"]
+__all__ = [
+    "AT_TOKEN_LIMIT",
+    "CANDIDATE_IS_JUDGMENTS",
+    "PLACEHOLDERS",
+    "Item",
+    "Paper",
+    "Result",
+    "Review",
+    "note_limits",
+]
+
+AT_TOKEN_LIMIT = "generations_at_limit"
+"""Result detail: the generated texts the value rests on that stopped at their token limit (and
+may have lost their end), as ``{what: limit}``, e.g. ``{"rewrite of reference r1": 384}``.
+Absent when none did. Harnesses count the samples that have it (``at_token_limit``)."""
 
 CANDIDATE_IS_JUDGMENTS = "candidate_is_judgments"
 """Item flag: the candidate already is judgment lines (one "The reviewer ..." per line), so
@@ -31,6 +46,40 @@ class Paper:
     paper_text: str | None = None
     assw: str | None = None
     """Author-stated strengths and weaknesses (GEM App. C.4), when the dataset has them."""
+
+    @property
+    def abstract_problem(self) -> str | None:
+        """Why the abstract is not one (``None`` when it is): empty, or a placeholder such as
+        "Not available" that a converter wrote for a paper without one."""
+        text = (self.abstract or "").strip()
+        if not text:
+            return "the abstract is empty"
+        if _normalised(text) in PLACEHOLDERS:
+            return f"the abstract is the placeholder {text!r}"
+        return None
+
+    @property
+    def has_abstract(self) -> bool:
+        """Whether the paper has a real abstract (see :attr:`abstract_problem`)."""
+        return self.abstract_problem is None
+
+    @property
+    def has_title(self) -> bool:
+        """Whether the title is a real one: not empty, not a placeholder, and not the paper's
+        id (a converter with no titles writes the id, as the GEM release's does)."""
+        text = (self.title or "").strip()
+        return bool(text) and text != str(self.id).strip() and _normalised(text) not in PLACEHOLDERS
+
+
+PLACEHOLDERS = frozenset(
+    {"not available", "not given", "not provided", "n/a", "na", "none", "null", "nan", "-", "tbd"}
+)
+"""Texts a dataset writes where it has none (compared lower-case, without surrounding
+punctuation); a synopsis or title equal to one is missing."""
+
+
+def _normalised(text: str) -> str:
+    return text.strip().strip(".:;!?\"'()[]").strip().lower()
 
 
 @dataclass(frozen=True)
@@ -121,6 +170,12 @@ class Result:
     def scored(self) -> bool:
         return self.value is not None
 
+    def note_limits(self, hits: Mapping[str, int]) -> Result:
+        """Record generated texts that stopped at their token limit (``what -> limit``) in
+        :data:`AT_TOKEN_LIMIT`; returns the result."""
+        note_limits(self.details, hits)
+        return self
+
     def metadata(self) -> dict[str, Any]:
         """Everything but the value, as plain data (what a harness logs with the score)."""
         out: dict[str, Any] = {"references": list(self.terms), **self.details}
@@ -129,3 +184,10 @@ class Result:
         if self.reason:
             out["unscored_reason"] = self.reason
         return out
+
+
+def note_limits(details: dict[str, Any], hits: Mapping[str, int]) -> None:
+    """Add ``hits`` (generated texts that stopped at their token limit: ``what -> limit``) to a
+    result's ``details`` under :data:`AT_TOKEN_LIMIT` (nothing when there are none)."""
+    if hits:
+        details.setdefault(AT_TOKEN_LIMIT, {}).update(hits)

@@ -215,8 +215,14 @@ def test_likelihood_prompt_numbers_the_statements_and_keeps_texts_literal():
         "[Initial reviewer comments]\n\nThe reviewer likes {{ x }}.\n\n"
         "[Additional reviewer comments]\n\n[1] A B.\n[2] C."
     )
-    assert "Not Provided" in user["content"]
+    # the placeholder is the GPPM authors' code's "Not given" (their App. D.3 prints "Not
+    # Provided"; the code, which produced their numbers, decides)
+    assert user["content"].startswith("[Abstract of the paper]\n\nNot given\n\n")
+    assert "Not Provided" not in user["content"]
     assert "An abstract." in likelihood_messages("x", ["y"], synopsis="An abstract.")[1]["content"]
+    # an empty abstract never silently becomes the placeholder
+    with pytest.raises(ValueError, match="empty synopsis"):
+        likelihood_messages("x", ["y"], synopsis="  ")
 
 
 # --------------------------------------------------------------------------- negatives
@@ -379,8 +385,10 @@ def test_likelihood_cells_by_hand(tmp_path):
 
     mean_log_r = (3 + 1 + 0 + 2) / 4 * LN2
     cases = {
-        "fmi_kl_direct_statement": mean_log_r,
+        # the cell the paper names GPPM-J (Tab. 9) gives GPPM-J's number: the sum (GPPM §5.2)
+        "fmi_kl_direct_statement": 6 * LN2,
         "gppm_j": 6 * LN2,
+        # the other likelihood statement cells average (App. C, Eq. 6)
         "fmi_tv_direct_statement": 0.5 * abs(1 - math.exp(-mean_log_r)),
         "fmi_kl_fvar_statement": 1 + mean_log_r - 2.0**-3,
     }
@@ -466,7 +474,8 @@ def test_all_twelve_cells_are_registered():
     specs = {s.name: s for s in list_metrics() if s.family == "fmi"}
     cells = {f"fmi_{f}_{e}_{r}" for f in ("kl", "tv") for e in ("direct", "fvar")
              for r in ("token", "report", "statement")}  # fmt: skip
-    assert cells | {"gppm_j"} == set(specs)
+    assert cells == set(specs)
+    assert specs["fmi_kl_direct_statement"].aliases == ("gppm_j",)  # the cell is GPPM-J
     assert specs["fmi_tv_fvar_report"].aliases == ("tvd_mi",)
     assert specs["fmi_tv_fvar_statement"].aliases == ("ctv",)
     assert "negatives" in specs["fmi_tv_fvar_statement"].needs
@@ -633,7 +642,7 @@ def test_llm_decomposition_option(tmp_path):
     )
     item = _item(negatives=[Review("n/r", "raw")])
     result = get_metric("fmi_kl_direct_statement", statements="llm").score(item, resources)
-    assert result.value == pytest.approx(2 * LN2)
+    assert result.value == pytest.approx(2 * 2 * LN2)  # two claims, summed (GPPM-J)
     [term] = result.terms
     assert term["statements"] == 2 and term["scores"] == [2, 2]
     assert "atomic claims" in decomposer.prompts[0]

@@ -65,7 +65,9 @@ def test_judgment_sums_the_worked_example_and_counts_lines(tmp_path):
     [term] = result.terms
     assert (term["scored_lines"], term["unscored_lines"], term["target_judgments"]) == (9, 1, 2)
     assert "[1] The reviewer criticizes A.\n[2] The reviewer likes B." in oracle.users[0]
-    assert "Not Provided" in oracle.users[0]
+    # the synopsis slot holds the authors' code's placeholder (App. D.3 prints "Not Provided")
+    assert "[Abstract of the paper]\n\nNot given\n\n" in oracle.users[0]
+    assert result.signature.synopsis == "placeholder 'Not given'"
 
 
 def test_judgment_counts_rewrite_lines_that_are_not_judgments(tmp_path):
@@ -210,7 +212,7 @@ def test_cluster_metric_fits_once_and_scores_by_hand(tmp_path):
     # the clusters' numbering is K-means's: rebuild the table in its labels
     from scorers.metrics.gppm import _fitted
 
-    [model] = [m for key, (m, _) in _fitted.items() if key[0] == str(fit)]
+    [model] = [m for key, (m, _, _) in _fitted.items() if key[0] == str(fit)]
     w, m = model.kmeans.predict(TopicEmbedder().encode([writing, method]))
 
     def vec(*labels):
@@ -301,7 +303,7 @@ def test_judgment_reply_without_any_score_is_asked_again_then_left_out(tmp_path)
     reason = result.details["skipped_references"]["r2"]
     assert reason.startswith("unreadable oracle reply after 2 call(s)") and prose in reason
     assert result.details["oracle_calls"] == 4 and len(oracle.users) == 4
-    assert result.signature.version == 2
+    assert result.signature.version == 3
 
     silent = Scripted([prose, prose])
     resources = Resources(cache_dir=tmp_path / "b", generators={"oracle": silent})

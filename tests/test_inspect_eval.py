@@ -74,7 +74,7 @@ def test_model_review_end_to_end(tmp_path):
         for score in sample.scores.values():
             signature = score.metadata["signature"]
             assert signature["metric"] in ("gem", "gem_raw", "gem_s")
-            assert (signature["family"], signature["version"]) == ("gem", 1)
+            assert (signature["family"], signature["version"]) == ("gem", 2)
             assert score.metadata["signature"]["evaluation_lm"].startswith("embedded/SmolLM2")
             if math.isnan(score.value):  # unscored samples must say why
                 assert score.metadata["unscored_reason"]

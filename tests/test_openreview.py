@@ -648,6 +648,8 @@ def test_note_objects_keep_their_details():
 
 
 def test_summaries_and_assw_are_cached_and_resumable(tmp_path, v1_responses):
+    from scorers.text.judgments import REWRITE_BUDGET
+
     calls: list[int] = []
 
     def generate(conversations, settings):
@@ -671,6 +673,9 @@ def test_summaries_and_assw_are_cached_and_resumable(tmp_path, v1_responses):
         "reused_from_cache": 0,
         "without_judgment_lines": 0,
         "empty_reviews_not_rewritten": 0,
+        "budget": REWRITE_BUDGET,
+        "at_token_limit": 0,  # plain strings: the generator does not say it was cut
+        "at_token_limit_reviews": [],
     }
     records = load_records(tmp_path / "out" / "records.jsonl")
     assert all(
@@ -690,6 +695,31 @@ def test_summaries_and_assw_are_cached_and_resumable(tmp_path, v1_responses):
     )
     assert calls == []
     assert second.card["enrichments"]["summaries"]["reused_from_cache"] == 6
+
+
+def test_enriched_rewrites_get_room_by_length_and_cut_ones_are_counted(tmp_path):
+    from scorers.data.sources.openreview import enrich_records
+    from scorers.lm.base import Reply
+
+    budgets: dict[str, int] = {}
+
+    def generate(conversations, settings):
+        out = []
+        for conversation in conversations:
+            review = conversation[-1]["content"]
+            budgets[review] = settings.max_new_tokens
+            out.append(Reply("The reviewer appreciates it.", hit_limit="LOOP" in review))
+        return out
+
+    long_review = "LOOP " + "word " * 600  # 3,005 characters: budget 768
+    records = [
+        {"id": "p", "reviews": [{"id": "r1", "text": "Short."}, {"id": "r2", "text": long_review}]}
+    ]
+    enricher = Enricher(generate=generate, identity="fake", summaries=True)
+    card = enrich_records(records, enricher, cache_dir=tmp_path, progress=False)
+    assert sorted(budgets.values()) == [256, 768]
+    assert card["summaries"]["at_token_limit"] == 1
+    assert card["summaries"]["at_token_limit_reviews"] == ["r2"]
 
 
 def test_empty_reviews_and_paper_texts_are_never_sent_to_the_generator(tmp_path):
@@ -844,6 +874,19 @@ def test_convert_reviewbench_rows_through_the_cli(tmp_path):
     assert card["source"]["license"] == "CC-BY-4.0"
     assert card["counts"]["withdrawn"] == 1 and card["counts"]["empty_reviews_skipped"] == 1
     assert card["counts"]["papers_below_min_reviews"] == 1  # h4: two reviews
+    # a dataset folder is meant to be shared: its files get the mode any new file gets (0666 less
+    # the umask), not the temporary file's private 0600
+    import os
+    import stat
+
+    mask = os.umask(0o022)
+    try:
+        shared = tmp_path / "shared"
+        assert data_main([*argv[:-1], str(shared)]) == 0
+    finally:
+        os.umask(mask)
+    for written in ("records.jsonl", "records.parquet", "data_card.json", "data_card.md"):
+        assert stat.S_IMODE((shared / written).stat().st_mode) == 0o644, written
 
 
 def test_cli_reports_errors_with_exit_status(tmp_path, capsys):

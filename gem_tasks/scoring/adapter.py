@@ -31,7 +31,7 @@ from inspect_ai.scorer import (
 from inspect_ai.solver import TaskState
 
 from gem_tasks.scoring.items import item_from_state
-from gem_tasks.scoring.metrics import ci90_lower, ci90_upper
+from gem_tasks.scoring.metrics import at_token_limit, ci90_lower, ci90_upper
 from gem_tasks.scoring.roles import role_generators
 from scorers.errors import EvaluationLMError
 from scorers.registry import Metric, get_metric, list_metrics, metric_spec
@@ -49,7 +49,7 @@ __all__ = [
     "to_score",
 ]
 
-METRICS = [mean(), stderr(), ci90_lower(), ci90_upper()]
+METRICS = [mean(), stderr(), ci90_lower(), ci90_upper(), at_token_limit()]
 _CORPUS_METRICS: dict[str, Callable[[], InspectMetric]] = {}
 
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from inspect_ai.scorer import Metric, SampleScore, metric
 
+from scorers.types import AT_TOKEN_LIMIT
 from scorers.validation import statistics
 from scorers.validation.statistics import mean_confidence_interval
 
 __all__ = [
+    "at_token_limit",
     "ci90_lower",
     "ci90_upper",
     "largest_share",
@@ -46,6 +48,26 @@ def ci90_upper() -> Metric:
 
     def compute(scores: list[SampleScore]) -> float:
         return mean_confidence_interval(_values(scores), level=0.90)[1]
+
+    return compute
+
+
+def at_limit(metadata: dict | None) -> bool:
+    """Whether a score's metadata names a generated text that stopped at its token limit (its
+    own, or either side's of a paired score)."""
+    metadata = metadata or {}
+    sides = [metadata, metadata.get("before") or {}, metadata.get("after") or {}]
+    return any(isinstance(side, dict) and side.get(AT_TOKEN_LIMIT) for side in sides)
+
+
+@metric
+def at_token_limit() -> Metric:
+    """How many scored samples rest on a generated text that stopped at its token limit (a
+    judgment rewrite, an ASSW summary, a decomposition, a perturbation...): the sample's
+    ``generations_at_limit`` metadata names them. 0 is what a clean run shows."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        return float(sum(at_limit(s.score.metadata) for s in scores))
 
     return compute
 

@@ -17,6 +17,7 @@ from inspect_ai.solver import TaskState
 from gem_tasks.scoring.adapter import register_scorers, resources_for, score_with
 from gem_tasks.scoring.items import PERTURBATION_FAILED
 from scorers.registry import get_metric
+from scorers.types import AT_TOKEN_LIMIT
 
 __all__ = ["PAIRED_SCORERS", "paired_scorer"]
 
@@ -53,6 +54,8 @@ def paired_scorer(
             "before": {"value": before.value, **before.metadata()},
             "after": {"value": after.value, **after.metadata()},
         }
+        if state.metadata.get(AT_TOKEN_LIMIT):  # the perturbation itself was cut
+            metadata[AT_TOKEN_LIMIT] = dict(state.metadata[AT_TOKEN_LIMIT])
         if unscored:
             return Score.unscored(
                 reason="scoring_failed",

@@ -17,7 +17,7 @@ from inspect_ai.model import (
 )
 
 from scorers.lm.base import ChatMessage as PlainMessage
-from scorers.lm.base import GenerationSettings
+from scorers.lm.base import GenerationSettings, Reply
 from scorers.lm.cache import ScoreCache
 from scorers.lm.generation import CachedGenerator, TextGenerator
 
@@ -36,7 +36,7 @@ def to_inspect_messages(messages: Sequence[PlainMessage]) -> list[ChatMessage]:
 def model_generator(model: Model, cache: ScoreCache, *, what: str = "model") -> TextGenerator:
     """``model`` as a cached generator; a failed call raises naming the model."""
 
-    async def complete(conversation: Sequence[PlainMessage], settings: GenerationSettings) -> str:
+    async def complete(conversation: Sequence[PlainMessage], settings: GenerationSettings) -> Reply:
         output = await model.generate(
             to_inspect_messages(conversation),
             config=GenerateConfig(
@@ -47,7 +47,13 @@ def model_generator(model: Model, cache: ScoreCache, *, what: str = "model") -> 
         )
         if output.error:
             raise RuntimeError(f"{what} {model} failed: {output.error}")
-        return output.completion
+        # "max_tokens": the reply ran to its limit; "model_length": to the model's context
+        stop = output.stop_reason if output.choices else None
+        known = stop not in (None, "unknown")
+        return Reply(
+            output.completion,
+            hit_limit=stop in ("max_tokens", "model_length") if known else None,
+        )
 
     return CachedGenerator(f"inspect/{model}", complete, cache)
 

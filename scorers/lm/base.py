@@ -13,7 +13,9 @@ __all__ = [
     "GenerationSettings",
     "LogprobResult",
     "RETRY_TEMPERATURE",
+    "Reply",
     "ScoringRequest",
+    "hit_limit",
     "retry_settings",
 ]
 
@@ -62,6 +64,36 @@ class GenerationSettings:
         return json.dumps(asdict(self), sort_keys=True)
 
 
+class Reply(str):
+    """A generated text that says whether it stopped at its token limit.
+
+    ``hit_limit`` is True when the generation ran to ``max_new_tokens`` without ending on its
+    own (the text may be cut mid-sentence, its last judgments lost), False when it ended, and
+    None when the generator did not say (a plain ``str`` from a hand-written generator is read
+    as None too: see :func:`hit_limit`). It is a ``str``, so every caller that only reads the
+    text is unchanged; ``strip()`` and friends return plain strings, so read the flag first.
+    """
+
+    hit_limit: bool | None
+
+    def __new__(cls, text: str, *, hit_limit: bool | None) -> Reply:
+        reply = super().__new__(cls, text)
+        reply.hit_limit = hit_limit
+        return reply
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _reply, (str(self), self.hit_limit)
+
+
+def _reply(text: str, hit_limit: bool | None) -> Reply:
+    return Reply(text, hit_limit=hit_limit)
+
+
+def hit_limit(reply: str) -> bool | None:
+    """Whether ``reply`` stopped at its token limit (None: its generator did not say)."""
+    return getattr(reply, "hit_limit", None)
+
+
 RETRY_TEMPERATURE = 0.7
 """The temperature of a retry after an unreadable greedy reply (see :func:`retry_settings`)."""
 
@@ -106,5 +138,6 @@ class EvaluationLM(Protocol):
     def generate(
         self, conversations: Sequence[Sequence[ChatMessage]], settings: GenerationSettings
     ) -> list[str]:
-        """The assistant reply to each conversation, rendered with the model's chat template."""
+        """The assistant reply to each conversation, rendered with the model's chat template;
+        each a :class:`Reply` saying whether it stopped at ``settings.max_new_tokens``."""
         ...

@@ -27,7 +27,9 @@ from scorers.lm.base import (
     EvaluationLM,
     GenerationSettings,
     LogprobResult,
+    Reply,
     ScoringRequest,
+    hit_limit,
 )
 
 __all__ = ["CachedEvaluationLM", "ScoreCache", "default_cache_dir"]
@@ -38,8 +40,11 @@ Output = TypeVar("Output")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS logprobs
     (key TEXT PRIMARY KEY, total REAL, n_tokens INTEGER, checksum TEXT);
-CREATE TABLE IF NOT EXISTS generations (key TEXT PRIMARY KEY, text TEXT, checksum TEXT);
+CREATE TABLE IF NOT EXISTS generations
+    (key TEXT PRIMARY KEY, text TEXT, checksum TEXT, hit_limit INTEGER);
 """
+_LIMIT_CODES = {None: -1, False: 0, True: 1}
+"""How a reply's ``hit_limit`` is stored (NULL: a row written before the flag was kept)."""
 
 
 def default_cache_dir() -> Path:
@@ -75,6 +80,10 @@ class ScoreCache:
             connection.execute("PRAGMA journal_mode=WAL")
             connection.executescript(_SCHEMA)
             connection.execute("SELECT count(*) FROM logprobs").fetchone()
+            columns = {row[1] for row in connection.execute("PRAGMA table_info(generations)")}
+            if "hit_limit" not in columns:  # a cache written before replies kept the flag
+                connection.execute("ALTER TABLE generations ADD COLUMN hit_limit INTEGER")
+                connection.commit()
             return connection
         except sqlite3.DatabaseError as exc:
             broken = self.path.with_suffix(self.path.suffix + ".corrupt")
@@ -142,29 +151,47 @@ class ScoreCache:
     ) -> str:
         return _digest("generation", identity, json.dumps(list(conversation)), settings.key())
 
-    def get_generation(self, key: str) -> str | None:
+    @staticmethod
+    def _generation_checksum(text: str, code: int) -> str:
+        return _digest(text, str(code))[:16]
+
+    def get_generation(self, key: str) -> Reply | None:
+        """The stored reply with its ``hit_limit`` flag; a row written before the flag was
+        stored is a miss (so the reply is generated again and the flag is known)."""
         with self._lock:
             row = self._connection.execute(
-                "SELECT text, checksum FROM generations WHERE key = ?", (key,)
+                "SELECT text, checksum, hit_limit FROM generations WHERE key = ?", (key,)
             ).fetchone()
             if row is None:
                 self.stats["generation_miss"] += 1
                 return None
-            text, checksum = row
-            if not isinstance(text, str) or checksum != _digest(text)[:16]:
+            text, checksum, code = row
+            if code is None:
+                self.stats["generation_stale"] += 1
+                self.stats["generation_miss"] += 1
+                return None
+            if (
+                not isinstance(text, str)
+                or code not in _LIMIT_CODES.values()
+                or checksum != self._generation_checksum(text, code)
+            ):
                 self._connection.execute("DELETE FROM generations WHERE key = ?", (key,))
                 self._connection.commit()
                 self.stats["generation_corrupt"] += 1
                 self.stats["generation_miss"] += 1
                 return None
             self.stats["generation_hit"] += 1
-            return text
+            return Reply(text, hit_limit=None if code < 0 else bool(code))
 
     def put_generation(self, key: str, text: str) -> None:
+        """Store a reply and whether it stopped at its token limit (``text`` a
+        :class:`~scorers.lm.base.Reply`; a plain string is stored as "not said")."""
+        code = _LIMIT_CODES[hit_limit(text)]
         with self._lock, self._connection:
             self._connection.execute(
-                "INSERT OR REPLACE INTO generations VALUES (?, ?, ?)",
-                (key, text, _digest(text)[:16]),
+                "INSERT OR REPLACE INTO generations (key, text, checksum, hit_limit) "
+                "VALUES (?, ?, ?, ?)",
+                (key, str(text), self._generation_checksum(str(text), code), code),
             )
 
 
@@ -211,11 +238,14 @@ class CachedEvaluationLM:
 
     def generate(
         self, conversations: Sequence[Sequence[ChatMessage]], settings: GenerationSettings
-    ) -> list[str]:
+    ) -> list[Reply]:
         keys = [self.cache.generation_key(self.identity, c, settings) for c in conversations]
 
-        def compute(missing: dict[str, Sequence[ChatMessage]]) -> list[str]:
-            generated = self.backend.generate(list(missing.values()), settings)
+        def compute(missing: dict[str, Sequence[ChatMessage]]) -> list[Reply]:
+            generated = [
+                reply if isinstance(reply, Reply) else Reply(reply, hit_limit=None)
+                for reply in self.backend.generate(list(missing.values()), settings)
+            ]
             self.computed["generations"] += len(missing)
             for key, text in zip(missing, generated):
                 self.cache.put_generation(key, text)

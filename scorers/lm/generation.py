@@ -8,6 +8,9 @@ of a harness (an Inspect model role), behind the one sqlite cache.
   with every reply cached by (generator identity, conversation, decoding settings); the
   conversations of one call that miss the cache run concurrently. API models are not
   prefilled: they follow the prompt, so the prefill is dropped from the settings (and the key).
+
+Every reply is a :class:`~scorers.lm.base.Reply`: a string that says whether it stopped at its
+token limit (``complete`` returns one where the model says so; a plain string is "not said").
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol, runtime_checkable
 
-from scorers.lm.base import ChatMessage, GenerationSettings
+from scorers.lm.base import ChatMessage, GenerationSettings, Reply, hit_limit
 from scorers.lm.cache import CachedEvaluationLM, ScoreCache
 from scorers.lm.threads import run_blocking
 
@@ -36,7 +39,10 @@ class TextGenerator(Protocol):
 
     async def generate(
         self, conversations: Sequence[Sequence[ChatMessage]], settings: GenerationSettings
-    ) -> list[str]: ...
+    ) -> list[str]:
+        """One reply per conversation, in order; :class:`~scorers.lm.base.Reply` objects where
+        the generator knows whether a reply stopped at ``settings.max_new_tokens``."""
+        ...
 
 
 class LocalGenerator:
@@ -75,10 +81,10 @@ class CachedGenerator:
 
     async def generate(
         self, conversations: Sequence[Sequence[ChatMessage]], settings: GenerationSettings
-    ) -> list[str]:
+    ) -> list[Reply]:
         settings = dataclasses.replace(settings, prefill="")
         keys = [self.cache.generation_key(self._identity, c, settings) for c in conversations]
-        replies: dict[str, str] = {}
+        replies: dict[str, Reply] = {}
         missing: dict[str, Sequence[ChatMessage]] = {}
         for key, conversation in zip(keys, conversations):
             if key in replies or key in missing:
@@ -90,6 +96,7 @@ class CachedGenerator:
                 replies[key] = cached
         computed = await asyncio.gather(*(self._complete(c, settings) for c in missing.values()))
         for key, text in zip(missing, computed):
-            self.cache.put_generation(key, text)
-            replies[key] = text
+            reply = Reply(str(text), hit_limit=hit_limit(text))
+            self.cache.put_generation(key, reply)
+            replies[key] = reply
         return [replies[key] for key in keys]

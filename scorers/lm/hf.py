@@ -13,6 +13,7 @@ from scorers.lm.base import (
     ChatMessage,
     GenerationSettings,
     LogprobResult,
+    Reply,
     ScoringRequest,
 )
 from scorers.lm.budget import token_budget_batches
@@ -177,8 +178,9 @@ class HFEvaluationLM:
 
     def generate(
         self, conversations: Sequence[Sequence[ChatMessage]], settings: GenerationSettings
-    ) -> list[str]:
-        """Greedy (temperature 0) or sampled assistant replies, one per conversation.
+    ) -> list[Reply]:
+        """Greedy (temperature 0) or sampled assistant replies, one per conversation, each
+        saying whether it stopped at ``max_new_tokens`` (:class:`~scorers.lm.base.Reply`).
 
         Conversations run in length-sorted batches of at most ``generation_batch_tokens``
         (rows x (longest prompt + ``max_new_tokens``)) through :func:`scorers.lm.decoding.decode`
@@ -187,7 +189,7 @@ class HFEvaluationLM:
         transformers' ``generate`` instead.
         """
         prompts = generation_prompts(self._tokenizer, conversations, settings.prefill)
-        outputs: list[str] = [""] * len(prompts)
+        outputs: list[Reply] = [Reply("", hit_limit=False)] * len(prompts)
         lengths = [len(p) + settings.max_new_tokens for p in prompts]
         run = self._decode if self.fast_decoding else self._generate_with_transformers
         with self._lock:
@@ -195,8 +197,13 @@ class HFEvaluationLM:
                 replies = run([prompts[i] for i in batch], settings)
                 for index, tokens in zip(batch, replies, strict=True):
                     reply = self._tokenizer.decode(tokens, skip_special_tokens=True)
-                    outputs[index] = (settings.prefill + reply).strip()
-        return outputs
+                    outputs[index] = Reply(
+                        (settings.prefill + reply).strip(),
+                        # the replies come without their stop token: one that never stopped
+                        # has all its max_new_tokens
+                        hit_limit=len(tokens) >= settings.max_new_tokens,
+                    )
+        return list(outputs)
 
     def _decode(self, prompts: list[list[int]], settings: GenerationSettings) -> list[list[int]]:
         from scorers.lm.decoding import decode

@@ -31,6 +31,7 @@ from scorers.lm.base import (
     ChatMessage,
     GenerationSettings,
     LogprobResult,
+    Reply,
     ScoringRequest,
 )
 from scorers.lm.chat import generation_prompts
@@ -197,7 +198,7 @@ class VLLMEngineLM:
 
     def generate(
         self, conversations: Sequence[Sequence[ChatMessage]], settings: GenerationSettings
-    ) -> list[str]:
+    ) -> list[Reply]:
         from vllm import SamplingParams
 
         prompts = generation_prompts(self._tokenizer, conversations, settings.prefill)
@@ -209,7 +210,13 @@ class VLLMEngineLM:
             skip_special_tokens=True,
         )
         outputs = self._run(self._many(prompts, params))
-        return [(settings.prefill + out.outputs[0].text).strip() for out in outputs]
+        return [
+            Reply(
+                (settings.prefill + out.outputs[0].text).strip(),
+                hit_limit=out.outputs[0].finish_reason == "length",
+            )
+            for out in outputs
+        ]
 
     def close(self) -> None:
         """Shut the engine core down and stop the loop thread."""
@@ -373,7 +380,7 @@ class VLLMServerLM:
         """Requests sent concurrently (``max_concurrency`` at a time) across the servers."""
         return list(self._pool.map(self._score_one, requests))
 
-    def _generate_one(self, prompt: list[int], settings: GenerationSettings) -> str:
+    def _generate_one(self, prompt: list[int], settings: GenerationSettings) -> Reply:
         body = {
             "model": self._served,
             "prompt": prompt,
@@ -382,12 +389,17 @@ class VLLMServerLM:
             "repetition_penalty": settings.repetition_penalty,
             "seed": settings.seed,
         }
-        text = self._post(body)["choices"][0]["text"]
-        return (settings.prefill + text).strip()
+        choice = self._post(body)["choices"][0]
+        return Reply(
+            (settings.prefill + choice["text"]).strip(),
+            hit_limit=choice.get("finish_reason") == "length"
+            if choice.get("finish_reason")
+            else None,
+        )
 
     def generate(
         self, conversations: Sequence[Sequence[ChatMessage]], settings: GenerationSettings
-    ) -> list[str]:
+    ) -> list[Reply]:
         prompts = generation_prompts(self._tokenizer, conversations, settings.prefill)
         return list(self._pool.map(lambda p: self._generate_one(p, settings), prompts))
 

@@ -9,22 +9,36 @@ Local evaluation LMs (transformers, vLLM) generate with the reply prefilled with
 the words the prompt requires every line to begin with: a decoding constraint for small models
 that otherwise answer with a comment on the review (SmolLM2-135M does). The prefill is part of
 the decoding settings, so it is in the cache key; Inspect role models are not prefilled.
+
+Room to write (:func:`rewrite_budget`): a rewrite may use as many new tokens as its review has,
+estimated at 4 characters a token and rounded up to a multiple of 128 (so that reviews of
+similar length share a batch), at least 256 and at most 1,024 (:data:`REWRITE_BUDGET`). Why:
+the GEM authors' GPT-4o rewrites of the 3,600 ICLR 2023 reviews of their release run to 0.41
+(median) and at most 0.94 of their review's length in tokens, and to 862 tokens at most (SmolLM2's
+tokenizer); 45% of them are longer than 256 tokens, the fixed limit this project used before,
+and none is longer than this budget. A rewrite (or ASSW summary) that still stops at its limit is
+marked (:attr:`Preprocessed.hit_limit`), and the metrics that use it say so in their results.
 """
 
 from __future__ import annotations
 
+import asyncio
+import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import prompts
 from scorers.errors import GemTasksError
-from scorers.lm.base import ChatMessage, GenerationSettings
+from scorers.lm.base import ChatMessage, GenerationSettings, hit_limit
+from scorers.lm.generation import TextGenerator
 
 __all__ = [
+    "ASSW_SETTINGS",
     "JUDGMENT_LINE_START",
     "JUDGMENT_PREFIXES",
     "PREPROCESS_SETTINGS",
+    "REWRITE_BUDGET",
     "EmptyTextError",
     "Generator",
     "Preprocessed",
@@ -33,6 +47,9 @@ __all__ = [
     "normalise_judgments",
     "preprocess_messages",
     "preprocess_reviews",
+    "rewrite_budget",
+    "rewrite_reviews",
+    "rewrite_settings",
     "summarise_assw",
 ]
 
@@ -48,7 +65,16 @@ JUDGMENT_LINE_START = "The reviewer"
 PREPROCESS_SETTINGS = GenerationSettings(
     max_new_tokens=256, temperature=0.0, repetition_penalty=1.1, prefill=JUDGMENT_LINE_START
 )
+"""The App. C.1 rewrite's decoding settings; its ``max_new_tokens`` is the smallest budget (each
+review's own is :func:`rewrite_settings`)."""
 ASSW_SETTINGS = GenerationSettings(max_new_tokens=512, temperature=0.0, repetition_penalty=1.1)
+
+REWRITE_MIN_TOKENS = 256
+REWRITE_MAX_TOKENS = 1024
+REWRITE_STEP_TOKENS = 128
+REWRITE_CHARS_PER_TOKEN = 4
+REWRITE_BUDGET = "min(1024, max(256, 128 * ceil(characters / 4 / 128))) new tokens"
+"""The rule of :func:`rewrite_budget`, as the signatures of the families that rewrite record it."""
 
 Generator = Callable[[Sequence[Sequence[ChatMessage]], GenerationSettings], list[str]]
 """Anything that turns conversations into assistant replies (a backend's ``generate``)."""
@@ -63,13 +89,17 @@ class Preprocessed:
     judgments: str
     n_judgment_lines: int
     raw_output: str
+    hit_limit: bool | None = None
+    """Whether the rewrite stopped at its token limit (None: not generated here, e.g. a stored
+    dataset summary, or its generator did not say)."""
 
     @classmethod
     def from_reply(cls, reply: str) -> Preprocessed:
         """A rewrite as the LLM wrote it (see :func:`normalise_judgments`), its judgment lines
-        counted."""
+        counted, and whether it stopped at its token limit (from a
+        :class:`~scorers.lm.base.Reply`)."""
         judgments = normalise_judgments(reply)
-        return cls(judgments, count_judgment_lines(judgments), reply)
+        return cls(judgments, count_judgment_lines(judgments), str(reply), hit_limit(reply))
 
 
 class EmptyTextError(GemTasksError, ValueError):
@@ -117,10 +147,54 @@ def normalise_judgments(text: str) -> str:
     return text.strip()
 
 
+def rewrite_budget(review: str) -> int:
+    """The most new tokens ``review``'s judgment rewrite may use (see the module doc):
+    ``min(1024, max(256, 128 * ceil(len(review) / 4 / 128)))``."""
+    estimate = len(review) / REWRITE_CHARS_PER_TOKEN
+    rounded = REWRITE_STEP_TOKENS * math.ceil(estimate / REWRITE_STEP_TOKENS)
+    return min(REWRITE_MAX_TOKENS, max(REWRITE_MIN_TOKENS, rounded))
+
+
+def rewrite_settings(review: str) -> GenerationSettings:
+    """The App. C.1 decoding settings for ``review``: :data:`PREPROCESS_SETTINGS` with its
+    :func:`rewrite_budget`."""
+    return replace(PREPROCESS_SETTINGS, max_new_tokens=rewrite_budget(review))
+
+
+def _by_budget(reviews: Sequence[str]) -> dict[GenerationSettings, list[int]]:
+    groups: dict[GenerationSettings, list[int]] = {}
+    for index, review in enumerate(reviews):
+        groups.setdefault(rewrite_settings(review), []).append(index)
+    return groups
+
+
 def preprocess_reviews(reviews: Sequence[str], generate: Generator) -> list[Preprocessed]:
-    """Rewrite each review into judgment lines with ``generate`` (one batched call)."""
-    outputs = generate([preprocess_messages(r) for r in reviews], PREPROCESS_SETTINGS)
-    return [Preprocessed.from_reply(output) for output in outputs]
+    """Rewrite each review into judgment lines with ``generate`` (one batched call per
+    budget; empty reviews raise :class:`EmptyTextError`)."""
+    out: list[Preprocessed | None] = [None] * len(reviews)
+    for settings, indexes in _by_budget(reviews).items():
+        replies = generate([preprocess_messages(reviews[i]) for i in indexes], settings)
+        for index, reply in zip(indexes, replies, strict=True):
+            out[index] = Preprocessed.from_reply(reply)
+    return [p for p in out if p is not None]
+
+
+async def rewrite_reviews(generator: TextGenerator, reviews: Sequence[str]) -> list[Preprocessed]:
+    """:func:`preprocess_reviews` through an async text generator (a model role or the
+    evaluation LM): the one way the families rewrite reviews. The budgets' batches run
+    concurrently."""
+    groups = list(_by_budget(reviews).items())
+    answers = await asyncio.gather(
+        *(
+            generator.generate([preprocess_messages(reviews[i]) for i in indexes], settings)
+            for settings, indexes in groups
+        )
+    )
+    out: list[Preprocessed | None] = [None] * len(reviews)
+    for (_, indexes), replies in zip(groups, answers, strict=True):
+        for index, reply in zip(indexes, replies, strict=True):
+            out[index] = Preprocessed.from_reply(reply)
+    return [p for p in out if p is not None]
 
 
 def summarise_assw(paper_texts: Sequence[str], generate: Generator) -> list[str]:

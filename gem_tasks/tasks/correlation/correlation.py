@@ -25,19 +25,47 @@ from scorers.data.records import RecordError, load_records
 
 __all__ = ["correlation", "leave_one_out_dataset"]
 
+_CANONICAL_REVIEW_FIELDS = {
+    "rating": "reviewer's rating of the paper",
+    "confidence": "reviewer's confidence in their rating of the paper",
+    "id": "id",
+    "text": "text",
+    "summary": "judgment summary",
+}
+"""Fields of the canonical review record, which are never a grade of the review."""
+
 
 def leave_one_out_dataset(
     source: str | Path | None, *, grade_field: str = "grade", negatives: int = 0, seed: int = 0
 ) -> MemoryDataset:
     """One sample per graded review: that review is the candidate, every other review of the same
     paper a reference, and ``negatives`` reviews of other papers (drawn once per paper with
-    ``seed``). Raises ``RecordError`` when no review carries ``grade_field``."""
+    ``seed``). The grade is a person's grade *of the review* (an instructor's, a meta-reviewer's),
+    read from the review's extra fields.
+
+    Raises:
+        ValueError: ``grade_field`` names a field of the canonical review (``rating``,
+            ``confidence``, ...): a reviewer's rating is their grade of the paper, not a grade
+            of the review, and correlating with it measures something else.
+        RecordError: no review carries a numeric ``grade_field`` (the message lists the extra
+            fields the reviews do carry).
+    """
+    if grade_field in _CANONICAL_REVIEW_FIELDS:
+        what = _CANONICAL_REVIEW_FIELDS[grade_field]
+        raise ValueError(
+            f"grade_field={grade_field!r} is the review's {what}, not a grade of the review: "
+            "the correlation task correlates a metric with a person's grade of each review's "
+            "quality (an instructor's or meta-reviewer's grade, stored as an extra field of the "
+            "review, e.g. 'grade')"
+        )
     path = DEMO_DATASET if source is None else source
     samples = []
+    extra_fields: set[str] = set()
     records = load_records(path)
     for paper in records:
         drawn = negatives_metadata(paper, records, k=negatives, seed=seed) if negatives else []
         for review in paper.reviews:
+            extra_fields.update(review.extra)
             grade = review.extra.get(grade_field)
             if grade is None:
                 continue
@@ -75,7 +103,11 @@ def leave_one_out_dataset(
                 )
             )
     if not samples:
-        raise RecordError(f"{path}: no review carries a numeric {grade_field!r} field")
+        carried = ", ".join(sorted(extra_fields)) or "none"
+        raise RecordError(
+            f"{path}: no review carries a numeric {grade_field!r} grade among its extra fields "
+            f"(the reviews' extra fields: {carried})"
+        )
     return MemoryDataset(samples, name=Path(str(path)).stem, location=str(path))
 
 

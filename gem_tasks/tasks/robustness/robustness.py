@@ -16,6 +16,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from gem_tasks.scoring.adapter import make_scorers, parse_scorer_names
 from gem_tasks.scoring.items import CANDIDATE_MODE, PERTURBATION_FAILED
 from gem_tasks.scoring.metrics import (
+    at_token_limit,
     largest_share,
     mean_paired_difference,
     paired_p,
@@ -31,6 +32,7 @@ from gem_tasks.scoring.paired import PAIRED_SCORERS
 from gem_tasks.scoring.roles import to_inspect_messages
 from gem_tasks.tasks import eval_card
 from gem_tasks.tasks.samples import negatives_wanted, paper_dataset
+from scorers.types import AT_TOKEN_LIMIT
 from scorers.validation.gaming import universal_review
 from scorers.validation.perturbations import (
     GAMING,
@@ -157,6 +159,10 @@ def perturb_review(perturbation: str) -> Solver:
                     f"perturbation model failed on {state.sample_id!r}: {output.error}"
                 )
             outputs[key] = output.completion
+            if output.choices and output.stop_reason in ("max_tokens", "model_length"):
+                # the perturbed text may have lost its end: said in every score of the sample
+                used = output.usage.output_tokens if output.usage else 0
+                state.metadata.setdefault(AT_TOKEN_LIMIT, {})[f"perturbation ({key})"] = used
         perturbed = apply_perturbation(
             perturbation,
             original,
@@ -249,6 +255,7 @@ def robustness(
         solver=perturb_review(perturbation),
         scorer=made,
         metrics=[
+            at_token_limit(),
             smd(),
             smd_ci95_lower(),
             smd_ci95_upper(),

@@ -8,10 +8,17 @@ from typing import Any
 from scorers.registry import Metric
 from scorers.resources import Resources
 from scorers.signature import prompt_hashes
-from scorers.types import Item, Result
+from scorers.types import Item, Result, note_limits
 
 from .common import BEYOND_VERSION, JUDGE_ROLE, PREPROCESSOR_ROLE, BeyondSignature, ReplyError
-from .structure import Fields, Points, extract_points, review_fields
+from .structure import (
+    POINTS_SETTINGS,
+    STRUCTURE_SETTINGS,
+    Fields,
+    Points,
+    extract_points,
+    review_fields,
+)
 
 __all__ = ["BeyondMetric", "Unscorable"]
 
@@ -84,13 +91,18 @@ class BeyondMetric(Metric):
 
     # -- shared steps --------------------------------------------------------------------------
 
-    async def fields_of(self, text: str, resources: Resources, details: dict[str, Any]) -> Fields:
+    async def fields_of(
+        self, text: str, resources: Resources, details: dict[str, Any], *, what: str
+    ) -> Fields:
+        """``text``'s fields (``what`` names it in the details: "candidate", "reference r1")."""
         try:
             found = await review_fields(text, resources.generator(PREPROCESSOR_ROLE))
         except ReplyError as exc:
             details["calls"]["preprocessor"] += exc.calls
             raise
         details["calls"]["preprocessor"] += found.calls
+        if found.hit_limit:
+            note_limits(details, {f"sections of the {what}": STRUCTURE_SETTINGS.max_new_tokens})
         return found
 
     async def candidate_fields(
@@ -99,7 +111,7 @@ class BeyondMetric(Metric):
         if not item.candidate.strip():
             details.setdefault("flags", []).append("empty_candidate")
             raise Unscorable("empty candidate: there is no review to read")
-        found = await self.fields_of(item.candidate, resources, details)
+        found = await self.fields_of(item.candidate, resources, details, what="candidate")
         details["candidate_layout"] = found.parsed.layout
         details["candidate_structured_by_llm"] = found.structured_by_llm
         if found.structured_by_llm:
@@ -109,7 +121,13 @@ class BeyondMetric(Metric):
         return found
 
     async def points_of(
-        self, section: str, text: str | None, resources: Resources, details: dict[str, Any]
+        self,
+        section: str,
+        text: str | None,
+        resources: Resources,
+        details: dict[str, Any],
+        *,
+        what: str = "candidate",
     ) -> Points:
         try:
             found = await extract_points(section, text, resources.generator(PREPROCESSOR_ROLE))
@@ -117,6 +135,10 @@ class BeyondMetric(Metric):
             details["calls"]["preprocessor"] += exc.calls
             raise
         details["calls"]["preprocessor"] += found.calls
+        if found.hit_limit:
+            note_limits(
+                details, {f"{section} points of the {what}": POINTS_SETTINGS.max_new_tokens}
+            )
         if found.unread:
             details.setdefault("unread_point_lines", []).extend(found.unread)
         return found
@@ -132,9 +154,10 @@ class BeyondMetric(Metric):
             if not review.text.strip():
                 left_out[review.id] = "empty reference text"
                 continue
-            fields = await self.fields_of(review.text, resources, details)
+            what = f"reference {review.id}"
+            fields = await self.fields_of(review.text, resources, details, what=what)
             out[review.id] = await self.points_of(
-                section, fields.fields[section], resources, details
+                section, fields.fields[section], resources, details, what=what
             )
         return out
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import prompts
-from scorers.lm.base import ChatMessage, GenerationSettings
+from scorers.lm.base import ChatMessage, GenerationSettings, hit_limit
 from scorers.lm.generation import TextGenerator
 from scorers.text.structured import TEXT_FIELDS, StructuredReview, parse_review, parse_sections
 
@@ -77,6 +77,8 @@ class Fields:
     parsed: StructuredReview
     structured_by_llm: bool = False
     calls: int = 0
+    hit_limit: bool = False
+    """Whether the sorting reply the fields come from stopped at its token limit."""
 
 
 @dataclass(frozen=True)
@@ -99,6 +101,8 @@ class Points:
     points: tuple[Point, ...]
     unread: tuple[str, ...] = ()
     calls: int = 0
+    hit_limit: bool = False
+    """Whether the reply the points come from stopped at its token limit."""
     details: dict[str, Any] = field(default_factory=dict)
 
 
@@ -139,7 +143,13 @@ async def review_fields(text: str, generator: TextGenerator) -> Fields:
     for key in TEXT_FIELDS:
         if fields[key] is None or (parsed.layout == "none"):
             fields[key] = found.get(key, "")
-    return Fields(fields=fields, parsed=parsed, structured_by_llm=True, calls=asked.calls)
+    return Fields(
+        fields=fields,
+        parsed=parsed,
+        structured_by_llm=True,
+        calls=asked.calls,
+        hit_limit=bool(hit_limit(asked.replies[0])),
+    )
 
 
 def _points_messages(section: str, text: str) -> list[ChatMessage]:
@@ -203,4 +213,9 @@ async def extract_points(section: str, text: str | None, generator: TextGenerato
         raise ReplyError(
             f"could not read the {section} points: {asked.reasons[0]}", calls=asked.calls
         )
-    return Points(points=found.points, unread=found.unread, calls=asked.calls)
+    return Points(
+        points=found.points,
+        unread=found.unread,
+        calls=asked.calls,
+        hit_limit=bool(hit_limit(asked.replies[0])),
+    )

@@ -1,9 +1,10 @@
 """The Scoring Rules design space (Xu, Lu, Wu, Hartline & Schoenebeck, "Scoring Rules! Statistical
 and Strategic Alignment for Text Evaluation Metrics", §4, Tab. 9): twelve cells S = (F, E, R, Π),
 each a registered metric named ``fmi_<F>_<E>_<R>``, with aliases for the named methods:
-``tvd_mi`` (TV, f-variational, report, oracle; Robertson & Koyejo) and ``ctv`` (TV,
-f-variational, statement, oracle: the paper's new metric, App. C). ``gppm_j`` is the KL direct
-statement cell with the statements' log-ratios summed, as GPPM §5.2 defines its JUDGMENT score.
+``tvd_mi`` (TV, f-variational, report, oracle; Robertson & Koyejo), ``ctv`` (TV,
+f-variational, statement, oracle: the paper's new metric, App. C) and ``gppm_j`` (KL, direct,
+statement, oracle: the cell Tab. 9 names GPPM-J, so it sums a reference's statement log-ratios as
+GPPM §5.2 defines its JUDGMENT score; the paper states no other rule for this cell).
 ``fmi_kl_direct_token`` is GEM (§7, cell 1): it returns exactly the ``gem`` metric's number."""
 
 from __future__ import annotations
@@ -37,7 +38,21 @@ _SOURCE = (
 _ESTIMATORS = {"direct": "direct", "fvar": "f-variational"}
 _REPRESENTATIONS = {"token": "token, autoregressive", "report": "report, LLM oracle",
                     "statement": "statement, LLM oracle"}  # fmt: skip
-_ALIASES = {("tv", "fvar", "report"): ("tvd_mi",), ("tv", "fvar", "statement"): ("ctv",)}
+_ALIASES = {
+    ("tv", "fvar", "report"): ("tvd_mi",),
+    ("tv", "fvar", "statement"): ("ctv",),
+    ("kl", "direct", "statement"): ("gppm_j",),
+}
+_NAMED = {
+    ("kl", "direct", "statement"): (
+        "GPPM-J (KL-direct, statement, LLM oracle; statements summed)",
+        "Scoring Rules cell F=KL, E=direct, R=statement, the paper's GPPM-J (Tab. 9): GPPM's "
+        "JUDGMENT score (§5.2), the 7-point log-ratios of a reference's judgments summed (in "
+        "nats: k ln 2 each)",
+    ),
+}
+_AGGREGATION = {("kl", "direct", "statement"): "sum"}
+"""Statement cells whose statements are summed (GPPM-J); the others average (App. C)."""
 
 
 def _defaults(f: str, estimator: str, representation: str, aggregation: str) -> dict:
@@ -92,21 +107,15 @@ def _register(
 for _representation in ("token", "report", "statement"):
     for _f in ("kl", "tv"):
         for _estimator in ("direct", "fvar"):
+            _cell = (_f, _estimator, _representation)
+            _display, _description = _NAMED.get(_cell, (None, ""))
             _register(
                 f"fmi_{_f}_{_estimator}_{_representation}",
                 _f,
                 _estimator,
                 _representation,
-                aliases=_ALIASES.get((_f, _estimator, _representation), ()),
+                aggregation=_AGGREGATION.get(_cell, "mean"),
+                display=_display,
+                description=_description,
+                aliases=_ALIASES.get(_cell, ()),
             )
-
-_register(
-    "gppm_j",
-    "kl",
-    "direct",
-    "statement",
-    aggregation="sum",
-    display="GPPM-J (KL-direct, statements summed)",
-    description="GPPM's JUDGMENT score (§5.2): the 7-point log-ratios of the reference's "
-    "judgments, summed (in nats: k ln 2 each)",
-)

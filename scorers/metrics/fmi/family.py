@@ -18,24 +18,35 @@
 Options:
     divergence: ``kl`` or ``tv`` (direct cells), or any of ``kl``, ``tv``, ``reverse_kl``,
         ``pearson``, ``hellinger`` (f-variational cells).
-    aggregation: ``mean`` (App. C, default) or ``sum`` (GPPM §5.2, ``gppm_j``) of the
-        statements' log-ratios or critics of one reference (statement cells).
+    aggregation: how the statements of one reference combine (statement cells, 7-point
+        oracle): ``sum`` of their log-ratios in the KL direct cell, which the paper's Tab. 9
+        names GPPM-J (GPPM §5.2 sums the judgments: ``log r̂(x, y) = Σ_k k_k ln 2``, the
+        log-ratio of the whole reference when its statements are independent given the
+        candidate; alias ``gppm_j``), ``mean`` in the KL f-variational and TV direct cells (the
+        paper's only stated rule, App. C Eq. 6; a sum would make their ``exp(log r̂)`` terms
+        explode as 8^K). The TV f-variational cell (``ctv``) always averages its ±½ critics
+        (App. C Eq. 6). The signature's ``aggregation`` says which, with its source.
     statements: ``judgments`` (default) or ``llm`` (statement cells).
     tv_direct_form: ``joint`` (default: ``½|1 − 1/r̂|`` on the positives) or ``product``
         (``½|r̂ − 1|`` on the negatives), TV direct cells.
     dataset_summaries: use stored judgment rewrites instead of rewriting again (token and
         statement cells), as in the GEM family.
-    synopsis: ``none`` (default: the 7-point prompt says "Not Provided", Scoring Rules A6) or
-        ``abstract`` (the GSPPM variant), likelihood-oracle cells.
+    synopsis: ``none`` (default: the 7-point prompt's abstract slot holds the placeholder "Not
+        given", the GPPM authors' code spelling; Scoring Rules A6) or ``abstract`` (the GSPPM
+        variant; a paper without a real abstract is then unscored), likelihood-oracle cells.
     max_tokens: the most new tokens of one 7-point reply (default 2,000, the GPPM authors'
         limit; likelihood-oracle cells). A reply cut off before its last ``<SCORE=k>`` line is
         unreadable, so a lower limit only bounds what an oracle that never ends costs (a 135M
         model repeats itself to the limit); it is in the signature.
 
+Statements come from judgment rewrites (room by the review's length, as in the GEM family) or an
+LLM decomposition; one that stops at its token limit is named in ``generations_at_limit``.
+
 Failure modes (each an unscored result with its reason, never a default value): no usable
-positive reference; an f-variational cell without negatives; an oracle reply unreadable twice
-(quoted); a ratio that overflows float64 (e.g. NWJ's exp(PMI) above 709 nats); a reference with no
-statement is left out with its reason. An unreachable model raises.
+positive reference; an f-variational cell without negatives; ``synopsis=abstract`` on a paper
+without a real abstract; an oracle reply unreadable twice (quoted); a ratio that overflows
+float64 (e.g. NWJ's exp(PMI) above 709 nats); a reference with no statement is left out with its
+reason. An unreachable model raises.
 """
 
 from __future__ import annotations
@@ -46,16 +57,18 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from scorers.errors import MetricError
+from scorers.lm.base import hit_limit
 from scorers.registry import Metric, MetricSpec, get_metric
 from scorers.resources import Resources
 from scorers.signature import Signature, prompt_hashes
-from scorers.text.judgments import PREPROCESS_SETTINGS, Preprocessed, preprocess_messages
-from scorers.types import Item, Result, Review
+from scorers.text.judgments import REWRITE_BUDGET, Preprocessed, rewrite_budget, rewrite_reviews
+from scorers.types import AT_TOKEN_LIMIT, Item, Result, Review, note_limits
 
 from . import estimators
 from .divergences import DIVERGENCES, RatioOverflow, divergence
 from .oracle import (
     BINARY_SETTINGS,
+    NOT_GIVEN,
     ORACLE_ROLE,
     ORACLE_SETTINGS,
     Parsed,
@@ -77,8 +90,17 @@ from .statements import (
 
 __all__ = ["SCORING_RULES_VERSION", "ScoringRuleMetric", "ScoringRuleSignature"]
 
-SCORING_RULES_VERSION = 2
-"""Comparability version of the Scoring Rules family (bump only when its numbers change)."""
+SCORING_RULES_VERSION = 3
+"""Comparability version of the Scoring Rules family (bump only when its numbers change). 3:
+judgment rewrites get room by the review's length (the token and statement cells), the 7-point
+prompt's placeholder is the authors' code's "Not given" (was "Not Provided"), and the KL direct
+statement cell (GPPM-J) sums its statements (was the mean)."""
+
+AGGREGATIONS = {
+    "sum": "sum (GPPM §5.2: the cell Tab. 9 names GPPM-J)",
+    "mean": "mean (Scoring Rules App. C, Eq. 6)",
+}
+"""How a statement cell combines one reference's statements, as its signature records it."""
 
 PREPROCESSOR_ROLE = "preprocessor"
 
@@ -100,6 +122,8 @@ class ScoringRuleSignature(Signature):
     negatives: int = 0
     aggregation: str = "none"
     statements: str = "none"
+    rewrite_budget: str = "none"
+    """The judgment rewrites' new-token budget (token and statement cells that rewrite)."""
     tv_direct_form: str = "none"
     synopsis: str = "none"
     max_tokens: int = 0
@@ -196,15 +220,17 @@ class ScoringRuleMetric(Metric):
             "flags": result.details.get("flags", []),
             "logprob_requests": 2 * len(result.terms),
         }
+        note_limits(details, result.details.get(AT_TOKEN_LIMIT, {}))
         return positive, negative, details, result.signature
 
     async def _statements(
         self, references: tuple[Review, ...], resources: Resources
-    ) -> tuple[dict[str, list[str]], dict[str, str], str, dict[str, int]]:
+    ) -> tuple[dict[str, list[str]], dict[str, str], str, dict[str, int], dict[str, int]]:
         """Each reference's statements (by id), the references left out (id -> why), who
-        decomposed them, and per reference the non-blank lines of its judgment rewrite that are
+        decomposed them, per reference the non-blank lines of its judgment rewrite that are
         not judgment lines (not "The reviewer ...": a preamble, or a rewrite written as a
-        paragraph whose later sentences start "They ..."), which are not statements."""
+        paragraph whose later sentences start "They ..."), which are not statements, and the
+        decompositions that stopped at their token limit (what -> limit)."""
         how = self.options.get("statements", "judgments")
         use_summaries = bool(self.options.get("dataset_summaries", False))
         todo = [
@@ -213,18 +239,27 @@ class ScoringRuleMetric(Metric):
             if r.text.strip() and not (how == "judgments" and use_summaries and r.summary)
         ]
         replies: dict[str, str] = {}
+        hits: dict[str, int] = {}
         writer = "dataset summaries"
         if todo:  # the generator (perhaps the evaluation LM) is loaded only when needed
             role_generator = resources.generator(PREPROCESSOR_ROLE)
             writer = role_generator.identity
             if how == "judgments":
-                conversations = [preprocess_messages(r.text) for r in todo]
-                settings = PREPROCESS_SETTINGS
+                rewrites = await rewrite_reviews(role_generator, [r.text for r in todo])
+                for review, rewrite in zip(todo, rewrites, strict=True):
+                    replies[review.id] = rewrite.raw_output
+                    if rewrite.hit_limit:
+                        hits[f"rewrite of reference {review.id}"] = rewrite_budget(review.text)
             else:
-                conversations = [decompose_messages(r.text) for r in todo]
-                settings = DECOMPOSE_SETTINGS
-            answers = await role_generator.generate(conversations, settings)
-            replies = {r.id: a for r, a in zip(todo, answers, strict=True)}
+                answers = await role_generator.generate(
+                    [decompose_messages(r.text) for r in todo], DECOMPOSE_SETTINGS
+                )
+                for review, answer in zip(todo, answers, strict=True):
+                    replies[review.id] = answer
+                    if hit_limit(answer):
+                        hits[f"decomposition of reference {review.id}"] = (
+                            DECOMPOSE_SETTINGS.max_new_tokens
+                        )
         statements: dict[str, list[str]] = {}
         skipped: dict[str, str] = {}
         not_statements: dict[str, int] = {}
@@ -244,7 +279,7 @@ class ScoringRuleMetric(Metric):
                 statements[review.id] = found
             else:
                 skipped[review.id] = f"its decomposition ({how}) has no statement"
-        return statements, skipped, writer, not_statements
+        return statements, skipped, writer, not_statements, hits
 
     async def _oracle_side(
         self,
@@ -257,15 +292,21 @@ class ScoringRuleMetric(Metric):
         references = (*item.references, *negatives)
         skipped: dict[str, str] = {}
         not_statements: dict[str, int] = {}
+        hits: dict[str, int] = {}
         decomposer = "none"
+        synopsis = None  # the placeholder
+        if self.options.get("synopsis") == "abstract":
+            if not item.paper.has_abstract:
+                reason = f"no abstract ({item.paper.abstract_problem})"
+                raise _Unscored(reason, {"synopsis": "none"})
+            synopsis = item.paper.abstract
         if self.representation == "statement":
-            statements, skipped, decomposer, not_statements = await self._statements(
+            statements, skipped, decomposer, not_statements, hits = await self._statements(
                 references, resources
             )
         else:
             statements = {r.id: [r.text] for r in references if r.text.strip()}
             skipped = {r.id: "empty review" for r in references if not r.text.strip()}
-        synopsis = item.paper.abstract if self.options.get("synopsis") == "abstract" else None
         candidate = item.candidate
 
         async def per_reference(review: Review) -> tuple[float | None, dict[str, Any]]:
@@ -327,9 +368,7 @@ class ScoringRuleMetric(Metric):
                 }
             ks = list(answer.value)
             aggregation = (
-                self.options.get("aggregation", "mean")
-                if self.representation == "statement"
-                else "mean"
+                self.options["aggregation"] if self.representation == "statement" else "mean"
             )
             value = _aggregate([log_ratio(k) for k in ks], aggregation)
             return value, {
@@ -346,6 +385,7 @@ class ScoringRuleMetric(Metric):
             "skipped_references": skipped,
             "oracle_calls": sum(t["oracle_calls"] for _, t in outcomes),
         }
+        note_limits(details, hits)
         if not_statements:
             details["lines_not_statements"] = not_statements
         unreadable = [t["reason"] for value, t in outcomes if value is None]
@@ -483,6 +523,20 @@ class ScoringRuleMetric(Metric):
                     templates += ["fmi/decompose_system", "fmi/decompose_user"]
         hashes = {**prompt_hashes(templates), **(gem_prompts or {})}
         statement_cell = self.representation == "statement"
+        likelihood = self.representation != "token" and not self.binary_critic
+        aggregation = "none"
+        if statement_cell:
+            aggregation = AGGREGATIONS[self.options.get("aggregation", "mean")]
+        synopsis = "none"
+        if likelihood:
+            synopsis = (
+                "abstract"
+                if self.options.get("synopsis") == "abstract"
+                else f"placeholder {NOT_GIVEN!r}"
+            )
+        rewrites = self.representation == "token" or (
+            statement_cell and self.options.get("statements", "judgments") == "judgments"
+        )
         return ScoringRuleSignature(
             metric=self.spec.name,
             family="fmi",
@@ -495,20 +549,15 @@ class ScoringRuleMetric(Metric):
             oracle=oracle,
             preprocessor=preprocessor,
             negatives=negatives,
-            aggregation=str(self.options.get("aggregation", "mean"))
-            if statement_cell and not self.binary_critic
-            else "mean"
-            if statement_cell
-            else "none",
+            aggregation=aggregation,
             statements=str(self.options.get("statements", "judgments"))
             if statement_cell
             else "none",
+            rewrite_budget=REWRITE_BUDGET if rewrites else "none",
             tv_direct_form=str(self.options.get("tv_direct_form", "joint"))
             if self.f.name == "tv" and self.estimator == "direct"
             else "none",
-            synopsis=str(self.options.get("synopsis", "none"))
-            if self.representation != "token" and not self.binary_critic
-            else "none",
+            synopsis=synopsis,
             max_tokens=int(self.options.get("max_tokens", 0)),
             prompts=hashes,
         )

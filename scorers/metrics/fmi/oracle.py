@@ -31,6 +31,7 @@ from scorers.lm.base import ChatMessage, GenerationSettings, retry_settings
 
 __all__ = [
     "LIKELIHOOD_RATIOS",
+    "NOT_GIVEN",
     "ORACLE_ROLE",
     "ORACLE_SETTINGS",
     "BINARY_SETTINGS",
@@ -58,8 +59,11 @@ BINARY_SETTINGS = GenerationSettings(max_new_tokens=16, temperature=0.0)
 LIKELIHOOD_RATIOS = {k: 2.0**k for k in range(-3, 4)}
 """The 7-point scale as likelihood ratios: k -> 2^k (1/8, 1/4, 1/2, 1, 2, 4, 8)."""
 
-NOT_PROVIDED = "Not Provided"
-"""The synopsis slot of the 7-point prompt when no abstract is given (GPPM App. D.3 spelling)."""
+NOT_GIVEN = "Not given"
+"""The synopsis slot of the 7-point prompt when no abstract is used: the GPPM authors' code's
+spelling (``experiments/new_direct.py``, ``get_pridiction_score``: ``if abstract is None:
+abstract = "Not given"``), which their printed prompt (App. D.3) shows as "Not Provided". The
+code decides: it is what their reported numbers were computed with."""
 
 
 class OracleReplyError(GemTasksError, ValueError):
@@ -84,12 +88,17 @@ def likelihood_messages(
     candidate: str, statements: Sequence[str], *, synopsis: str | None = None
 ) -> list[ChatMessage]:
     """GPPM App. D.3: the candidate as the initial comments, ``statements`` numbered as the
-    additional comments; ``synopsis`` (an abstract) or "Not Provided"."""
+    additional comments; ``synopsis`` (an abstract), or None for the placeholder
+    :data:`NOT_GIVEN`. An empty synopsis is a ``ValueError``: a caller that wants the abstract
+    checks that the paper has one (an empty abstract must not silently become the
+    placeholder)."""
     if not statements:
         raise ValueError("a likelihood question needs at least one statement")
+    if synopsis is not None and not synopsis.strip():
+        raise ValueError("an empty synopsis: pass None for the placeholder")
     return _conversation(
         "likelihood",
-        synopsis=synopsis if synopsis and synopsis.strip() else NOT_PROVIDED,
+        synopsis=NOT_GIVEN if synopsis is None else synopsis,
         candidate=candidate,
         statements="\n".join(
             f"[{i}] {' '.join(s.split())}" for i, s in enumerate(statements, start=1)

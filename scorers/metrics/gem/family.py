@@ -9,9 +9,14 @@ Options:
         again (GEM, GEM-S). Default False.
     synopsis: ``abstract`` or ``assw`` (``gem_s`` only; ``gem_s_assw`` fixes ``assw``).
 
+Each review's rewrite gets room by its length (``scorers.text.judgments.rewrite_budget``, in the
+signature as ``rewrite_budget``); a rewrite or ASSW summary that still stops at its token limit
+is named in the result's ``generations_at_limit`` (the value is computed from it as written).
+
 Failure modes: an empty candidate reveals nothing (PMI 0, flagged); an empty, judgment-less or
-over-long reference is left out with its reason; with none left, or without a synopsis GEM-S
-(ASSW) needs, the result is unscored with the reason. An unreachable evaluation LM raises.
+over-long reference is left out with its reason; with none left, without an abstract GEM-S
+needs, or without a synopsis GEM-S (ASSW) needs, the result is unscored with the reason. An
+unreachable evaluation LM raises.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from scorers.errors import MetricError
+from scorers.lm.base import hit_limit
 from scorers.lm.chat import encode_text
 from scorers.lm.threads import run_blocking
 from scorers.registry import Metric, MetricSpec
@@ -27,10 +33,11 @@ from scorers.resources import Resources
 from scorers.signature import Signature, prompt_hashes
 from scorers.text.judgments import (
     ASSW_SETTINGS,
-    PREPROCESS_SETTINGS,
+    REWRITE_BUDGET,
     Preprocessed,
     assw_messages,
-    preprocess_messages,
+    rewrite_budget,
+    rewrite_reviews,
 )
 from scorers.types import CANDIDATE_IS_JUDGMENTS, Item, Result
 
@@ -38,8 +45,10 @@ from .pmi import Reference, score_review
 
 __all__ = ["GEM_VERSION", "PREPROCESSOR_ROLE", "GemMetric", "GemSignature"]
 
-GEM_VERSION = 1
-"""Comparability version of the GEM family (bump only when its numbers change)."""
+GEM_VERSION = 2
+"""Comparability version of the GEM family (bump only when its numbers change). 2: a review's
+judgment rewrite gets room by its length (1: 256 new tokens for every review, which cut 45% of
+the GEM authors' own GPT-4o rewrites short)."""
 
 PREPROCESSOR_ROLE = "preprocessor"
 """The model role that writes judgment rewrites and ASSW summaries (else the evaluation LM)."""
@@ -55,6 +64,8 @@ class GemSignature(Signature):
     evaluation_lm: str = ""
     preprocessor: str = "none"
     synopsis: str = "none"
+    rewrite_budget: str = "none"
+    """The new-token budget of a judgment rewrite (``none`` for GEM-raw)."""
     prompts: dict[str, str] = field(default_factory=dict)
 
 
@@ -62,9 +73,21 @@ class GemMetric(Metric):
     """One of GEM, GEM-raw, GEM-S (abstract or ASSW)."""
 
     def __init__(
-        self, spec: MetricSpec, *, preprocess: bool, fixed_synopsis: Synopsis | None, **options: Any
+        self,
+        spec: MetricSpec,
+        *,
+        preprocess: bool,
+        fixed_synopsis: Synopsis | None,
+        synopsis_text: str | None = None,
+        **options: Any,
     ) -> None:
+        """``synopsis_text`` (GEM-S with ``synopsis=abstract`` only) is a fixed text for the
+        synopsis slot instead of the paper's abstract: GPPM's token score puts its placeholder
+        there (``scorers.metrics.gppm``). It is not a user option."""
         super().__init__(spec, **options)
+        if synopsis_text is not None and not synopsis_text.strip():
+            raise MetricError("synopsis_text must not be empty")
+        self.synopsis_text = synopsis_text
         synopsis = self.options.get("synopsis", fixed_synopsis)
         if synopsis not in (None, "abstract", "assw"):
             raise MetricError(f"synopsis must be 'abstract' or 'assw', got {synopsis!r}")
@@ -98,12 +121,8 @@ class GemMetric(Metric):
         writer = "dataset summaries"
         if todo:
             generator = resources.generator(PREPROCESSOR_ROLE)
-            replies = await generator.generate(
-                [preprocess_messages(text) for _, text in todo], PREPROCESS_SETTINGS
-            )
-            produced = {
-                what: Preprocessed.from_reply(reply) for (what, _), reply in zip(todo, replies)
-            }
+            rewrites = await rewrite_reviews(generator, [text for _, text in todo])
+            produced = {what: rewrite for (what, _), rewrite in zip(todo, rewrites, strict=True)}
             writer = generator.identity + (" (+ dataset summaries)" if use_summaries else "")
         candidate_judgments = (
             Preprocessed.from_reply(summary) if summary is not None else produced.get("candidate")
@@ -122,7 +141,7 @@ class GemMetric(Metric):
 
     async def _assw(self, item: Item, resources: Resources) -> tuple[str | None, str, bool]:
         """The paper's ASSW summary (from the data, else written from its text), its source and
-        whether a generator wrote it."""
+        whether the summary a generator wrote stopped at its token limit."""
         if (item.paper.assw or "").strip():
             return item.paper.assw, "dataset", False
         text = item.paper.paper_text or ""
@@ -137,7 +156,7 @@ class GemMetric(Metric):
                 text = lm.tokenizer.decode(ids[:budget])
         generator = resources.generator(PREPROCESSOR_ROLE)
         [reply] = await generator.generate([assw_messages(text)], ASSW_SETTINGS)
-        return reply.strip(), generator.identity, True
+        return reply.strip(), generator.identity, bool(hit_limit(reply))
 
     async def ascore(self, item: Item, resources: Resources) -> Result:
         lm = await run_blocking(resources.lm)
@@ -148,14 +167,36 @@ class GemMetric(Metric):
         if self.preprocess:
             candidate_judgments, references, preprocessor = await self._rewrite(item, resources)
 
+        hits: dict[str, int] = {}
+        if candidate_judgments is not None and candidate_judgments.hit_limit:
+            hits["rewrite of the candidate"] = rewrite_budget(item.candidate)
+        for reference in references:
+            if reference.preprocessed is not None and reference.preprocessed.hit_limit:
+                hits[f"rewrite of reference {reference.id}"] = rewrite_budget(reference.text)
+
         synopsis_text: str | None = None
         synopsis_source = "none"
-        if self.synopsis is not None:
-            synopsis_text = item.paper.abstract or ""
+        if self.synopsis is not None and self.synopsis_text is not None:
+            synopsis_text = self.synopsis_text
+            synopsis_source = f"fixed text {self.synopsis_text!r}"
+        elif self.synopsis is not None:
+            if not item.paper.has_abstract:
+                reason = f"no abstract ({item.paper.abstract_problem})"
+                return Result(
+                    value=None,
+                    reason=reason,
+                    explanation=f"unscored: {self.spec.display_name} conditions on the paper's "
+                    f"abstract, and this paper has {reason}; it would silently be GEM",
+                    signature=self._signature(lm.identity, preprocessor, templates),
+                    details={"synopsis_source": "none"},
+                ).note_limits(hits)
+            synopsis_text = item.paper.abstract
             synopsis_source = "abstract"
             if self.synopsis == "assw":
                 templates += ["gem/assw_system", "gem/assw_user"]
-                assw, source, _ = await self._assw(item, resources)
+                assw, source, assw_cut = await self._assw(item, resources)
+                if assw_cut:
+                    hits["ASSW summary"] = ASSW_SETTINGS.max_new_tokens
                 synopsis_source = f"abstract + ASSW ({source})"
                 if assw is None:
                     return Result(
@@ -165,7 +206,7 @@ class GemMetric(Metric):
                         "text; this paper has neither",
                         signature=self._signature(lm.identity, preprocessor, templates),
                         details={"synopsis_source": "none"},
-                    )
+                    ).note_limits(hits)
                 synopsis_text = f"{synopsis_text}\n\n{assw}".strip()
 
         outcome = await run_blocking(
@@ -196,7 +237,7 @@ class GemMetric(Metric):
             terms=[asdict(t) for t in outcome.terms],
             details=details,
             signature=self._signature(lm.identity, preprocessor, templates),
-        )
+        ).note_limits(hits)
 
     def _signature(
         self, evaluation_lm: str, preprocessor: str | None, templates: list[str]
@@ -208,5 +249,6 @@ class GemMetric(Metric):
             evaluation_lm=evaluation_lm,
             preprocessor=preprocessor or "none",
             synopsis=self.synopsis or "none",
+            rewrite_budget=REWRITE_BUDGET if self.preprocess else "none",
             prompts=prompt_hashes(templates),
         )

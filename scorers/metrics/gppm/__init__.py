@@ -37,15 +37,15 @@ from typing import Any, NamedTuple
 
 from scorers.errors import MetricError
 from scorers.lm.asking import ReplyError, ask_many
-from scorers.lm.base import GenerationSettings
+from scorers.lm.base import GenerationSettings, hit_limit
 from scorers.lm.embedding import DEFAULT_EMBEDDER
-from scorers.registry import Metric, MetricSpec, get_metric, register_metric_class
+from scorers.registry import Metric, MetricSpec, metric_spec, register_metric_class
 from scorers.resources import Resources
 from scorers.signature import Signature, prompt_hashes
-from scorers.text.judgments import PREPROCESS_SETTINGS, Preprocessed, preprocess_messages
+from scorers.text.judgments import REWRITE_BUDGET, rewrite_budget, rewrite_reviews
 from scorers.types import CANDIDATE_IS_JUDGMENTS, Item, Result
 
-from ..fmi.oracle import ORACLE_ROLE, gppm_line_scores, likelihood_messages
+from ..fmi.oracle import NOT_GIVEN, ORACLE_ROLE, gppm_line_scores, likelihood_messages
 from ..fmi.statements import judgment_statements, lines_not_statements
 
 __all__ = [
@@ -59,13 +59,17 @@ __all__ = [
     "JudgmentSignature",
 ]
 
-GPPM_VERSION = 1
-JUDGMENT_VERSION = 2
+GPPM_VERSION = 2
+"""Token and cluster scores. 2: judgment rewrites get room by the review's length (1: 256 new
+tokens for every review)."""
+JUDGMENT_VERSION = 3
 """GPPM/GSPPM judgment: version 2 leaves out a reference whose reply has no readable score
-(version 1 scored it 0 bits)."""
-GPPM_PLACEHOLDER = "Not given"
-"""The synopsis slot of GPPM (no abstract): the authors' code spelling (the paper prints "Not
-Provided"; GEM's code "Not available")."""
+(version 1 scored it 0 bits); version 3 fills the synopsis slot with "Not given" as the authors'
+code does (2: "Not Provided", as App. D.3 prints it) and rewrites with room by length."""
+GPPM_PLACEHOLDER = NOT_GIVEN
+"""The synopsis slot of GPPM (no abstract): "Not given", the authors' code spelling for both the
+token and the judgment score (``experiments/new_direct.py``; the paper prints "Not Provided";
+GEM's code "Not available")."""
 
 _SOURCE = "GPPM paper (Lu, Xu, Zhang, Kong & Schoenebeck), §4-5, App. D.1-D.3"
 JUDGMENT_SETTINGS_TOKENS = 2000
@@ -77,6 +81,8 @@ class GppmSignature(Signature):
     preprocessor: str = "none"
     oracle: str = "none"
     synopsis: str = ""
+    rewrite_budget: str = "none"
+    """The judgment rewrites' new-token budget (``scorers.text.judgments.REWRITE_BUDGET``)."""
     prompts: dict[str, str] = field(default_factory=dict)
 
 
@@ -94,10 +100,13 @@ class GppmToken(Metric):
         self.with_abstract = with_abstract
 
     async def ascore(self, item: Item, resources: Resources) -> Result:
-        synopsis = item.paper.abstract if self.with_abstract else self.options["placeholder"]
-        gem_s = get_metric("gem_s", dataset_summaries=bool(self.options["dataset_summaries"]))
-        with_synopsis = replace(item, paper=replace(item.paper, abstract=synopsis))
-        result = await gem_s.ascore(with_synopsis, resources)
+        placeholder = None if self.with_abstract else self.options["placeholder"]
+        # GEM-S with the abstract (GSPPM; a paper without one is unscored there), or with the
+        # placeholder in the synopsis slot (GPPM)
+        gem_s = metric_spec("gem_s").factory(
+            dataset_summaries=bool(self.options["dataset_summaries"]), synopsis_text=placeholder
+        )
+        result = await gem_s.ascore(item, resources)
         gem = result.signature.as_dict() if result.signature else {}
         signature = GppmSignature(
             metric=self.name,
@@ -105,7 +114,8 @@ class GppmToken(Metric):
             version=GPPM_VERSION,
             evaluation_lm=str(gem.get("evaluation_lm", "")),
             preprocessor=str(gem.get("preprocessor", "none")),
-            synopsis="abstract" if self.with_abstract else f"placeholder {synopsis!r}",
+            synopsis="abstract" if self.with_abstract else f"placeholder {placeholder!r}",
+            rewrite_budget=str(gem.get("rewrite_budget", "none")),
             prompts=dict(gem.get("prompts", {})),
         )
         if result.value is None:
@@ -139,6 +149,8 @@ class _Judgments(NamedTuple):
     not_statements: dict[str, int]
     """Per usable reference, the non-blank lines of its rewrite that are not judgment lines
     (left out of its judgments; only references with some)."""
+    hits: dict[str, int]
+    """The rewrites that stopped at their token limit (what -> limit)."""
 
 
 async def _judgments(item: Item, resources: Resources, *, use_summaries: bool) -> _Judgments:
@@ -159,17 +171,17 @@ async def _judgments(item: Item, resources: Resources, *, use_summaries: bool) -
         if review.text.strip() and not (use_summaries and review.summary):
             todo.append((review.id, review.text))
     rewrites: dict[str, str] = {}
+    hits: dict[str, int] = {}
     writer = None
     if todo:
         preprocessor = resources.generator("preprocessor")
         writer = preprocessor.identity
-        replies = await preprocessor.generate(
-            [preprocess_messages(text) for _, text in todo], PREPROCESS_SETTINGS
-        )
-        rewrites = {
-            key: Preprocessed.from_reply(reply).judgments
-            for (key, _), reply in zip(todo, replies, strict=True)
-        }
+        done = await rewrite_reviews(preprocessor, [text for _, text in todo])
+        for (key, text), rewrite in zip(todo, done, strict=True):
+            rewrites[key] = rewrite.judgments
+            if rewrite.hit_limit:
+                what = "the candidate" if key == "candidate" else f"reference {key}"
+                hits[f"rewrite of {what}"] = rewrite_budget(text)
     skipped: dict[str, str] = {}
     references: list[tuple[str, list[str]]] = []
     not_statements: dict[str, int] = {}
@@ -191,6 +203,7 @@ async def _judgments(item: Item, resources: Resources, *, use_summaries: bool) -
         skipped,
         writer,
         not_statements,
+        hits,
     )
 
 
@@ -209,29 +222,43 @@ class GppmJudgment(Metric):
     async def ascore(self, item: Item, resources: Resources) -> Result:
         use_summaries = bool(self.options["dataset_summaries"])
         oracle = resources.generator(ORACLE_ROLE)
-        candidate_judgments, asked, skipped, writer, not_statements = await _judgments(
+
+        def signature_by(writer: str | None) -> JudgmentSignature:
+            return JudgmentSignature(
+                metric=self.name,
+                family="gppm",
+                version=JUDGMENT_VERSION,
+                max_tokens=int(self.options["max_tokens"]),
+                preprocessor=writer or "dataset summaries",
+                oracle=oracle.identity,
+                synopsis="abstract" if self.with_abstract else f"placeholder {NOT_GIVEN!r}",
+                rewrite_budget=REWRITE_BUDGET,
+                prompts=prompt_hashes(
+                    [
+                        "fmi/likelihood_system",
+                        "fmi/likelihood_user",
+                        "gem/preprocess_system",
+                        "gem/preprocess_user",
+                    ]
+                ),
+            )
+
+        if self.with_abstract and not item.paper.has_abstract:
+            reason = f"no abstract ({item.paper.abstract_problem})"
+            return Result(
+                value=None,
+                reason=reason,
+                explanation=f"unscored: GSPPM conditions on the paper's abstract, and this paper "
+                f"has {reason}",
+                signature=signature_by(None),
+            )
+        candidate_judgments, asked, skipped, writer, not_statements, hits = await _judgments(
             item, resources, use_summaries=use_summaries
         )
         synopsis = item.paper.abstract if self.with_abstract else None
-        signature = JudgmentSignature(
-            metric=self.name,
-            family="gppm",
-            version=JUDGMENT_VERSION,
-            max_tokens=int(self.options["max_tokens"]),
-            preprocessor=writer or "dataset summaries",
-            oracle=oracle.identity,
-            synopsis="abstract" if self.with_abstract else "placeholder 'Not Provided'",
-            prompts=prompt_hashes(
-                [
-                    "fmi/likelihood_system",
-                    "fmi/likelihood_user",
-                    "gem/preprocess_system",
-                    "gem/preprocess_user",
-                ]
-            ),
-        )
+        signature = signature_by(writer)
         if not asked:
-            return Result.no_usable_reference(skipped, signature=signature)
+            return Result.no_usable_reference(skipped, signature=signature).note_limits(hits)
         has_judgments = bool(judgment_statements(candidate_judgments))
         settings = GenerationSettings(max_new_tokens=self.options["max_tokens"], temperature=0.0)
         if has_judgments:  # a reply with no score on any line is asked once more (another seed)
@@ -252,6 +279,8 @@ class GppmJudgment(Metric):
         for (reference_id, lines), scores, reply, n_calls in zip(
             asked, line_scores, replies, calls, strict=True
         ):
+            if hit_limit(reply):  # its last lines may be lost: the authors' parser counts 0
+                hits[f"oracle reply for reference {reference_id}"] = settings.max_new_tokens
             if scores is None:
                 unreadable[reference_id] = (
                     f"unreadable oracle reply after {n_calls} call(s): no line with a score "
@@ -278,7 +307,7 @@ class GppmJudgment(Metric):
         if not terms:
             return Result.no_usable_reference(
                 {**skipped, **unreadable}, details=details, signature=signature
-            )
+            ).note_limits(hits)
         value = sum(t["bits"] for t in terms) / len(terms)
         return Result(
             value=value,
@@ -287,7 +316,7 @@ class GppmJudgment(Metric):
             terms=terms,
             details=details,
             signature=signature,
-        )
+        ).note_limits(hits)
 
 
 def _line_scores(reply: str) -> list[int | None]:
@@ -307,6 +336,7 @@ class ClusterSignature(Signature):
     seed: int = 0
     embedder: str = ""
     preprocessor: str = "none"
+    rewrite_budget: str = "none"
     prompts: dict[str, str] = field(default_factory=dict)
 
 
@@ -361,12 +391,12 @@ class GppmCluster(Metric):
         todo = [r.text for p in records for r in p.reviews if r.text.strip() and not r.summary]
         rewritten: dict[str, str] = {}
         writer = "dataset summaries"
+        at_limit = 0
         if todo:
             preprocessor = resources.generator("preprocessor")
-            replies = await preprocessor.generate(
-                [preprocess_messages(t) for t in todo], PREPROCESS_SETTINGS
-            )
-            rewritten = dict(zip(todo, replies, strict=True))
+            done = await rewrite_reviews(preprocessor, todo)
+            rewritten = {text: rewrite.judgments for text, rewrite in zip(todo, done, strict=True)}
+            at_limit = sum(bool(rewrite.hit_limit) for rewrite in done)
             writer = preprocessor.identity
         reports = [
             [
@@ -386,14 +416,14 @@ class GppmCluster(Metric):
             n_clusters=key[1],
             seed=key[2],
         )
-        return model, writer
+        return model, writer, at_limit
 
     async def ascore(self, item: Item, resources: Resources) -> Result:
         from scorers.lm.threads import run_blocking
 
-        model, fit_writer = await self._model(resources)
+        model, fit_writer, fit_at_limit = await self._model(resources)
         use_summaries = bool(self.options["dataset_summaries"])
-        candidate_judgments, references, skipped, writer, not_statements = await _judgments(
+        candidate_judgments, references, skipped, writer, not_statements, hits = await _judgments(
             item, resources, use_summaries=use_summaries
         )
         signature = ClusterSignature(
@@ -405,10 +435,11 @@ class GppmCluster(Metric):
             seed=int(self.options["seed"]),
             embedder=model.embedder,
             preprocessor=writer or fit_writer,
+            rewrite_budget=REWRITE_BUDGET,
             prompts=prompt_hashes(["gem/preprocess_system", "gem/preprocess_user"]),
         )
         if not references:
-            return Result.no_usable_reference(skipped, signature=signature)
+            return Result.no_usable_reference(skipped, signature=signature).note_limits(hits)
         embedder = resources.embedder(str(self.options["embedder"]))
         candidate_lines = judgment_statements(candidate_judgments)
         if dropped := lines_not_statements(candidate_judgments):
@@ -439,10 +470,12 @@ class GppmCluster(Metric):
                 "candidate_clusters": [c for c, present in enumerate(candidate_vector) if present],
                 "fit_judgments": model.judgments,
                 "fit_pairs": model.table.pairs,
+                # the fit set's rewrites (by the preprocessor) that stopped at their limit
+                "fit_rewrites_at_limit": fit_at_limit,
                 **({"lines_not_statements": not_statements} if not_statements else {}),
             },
             signature=signature,
-        )
+        ).note_limits(hits)
 
 
 register_metric_class(

@@ -17,16 +17,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scorers.lm.base import ChatMessage, GenerationSettings
+from scorers.lm.base import ChatMessage, GenerationSettings, hit_limit
 from scorers.lm.cache import ScoreCache
 from scorers.lm.chat import encode_text
 from scorers.text.judgments import (
     ASSW_SETTINGS,
-    PREPROCESS_SETTINGS,
+    REWRITE_BUDGET,
     Generator,
     Preprocessed,
     assw_messages,
     preprocess_messages,
+    rewrite_settings,
 )
 
 __all__ = ["Enricher", "enrich_records", "fit_to_context"]
@@ -126,20 +127,33 @@ def enrich_records(
     if enricher.summaries:
         # an empty review is never rewritten (a model would invent judgments): no summary
         reviews = [r for record in records for r in record["reviews"] if r["text"].strip()]
-        replies, computed = _run_cached(
-            [preprocess_messages(r["text"]) for r in reviews],
-            enricher,
-            PREPROCESS_SETTINGS,
-            cache,
-            batch_size=enricher.batch_size,
-            desc="judgment summaries",
-            progress=progress,
-        )
+        # each review's rewrite gets room by its length (one batch run per budget)
+        groups: dict[GenerationSettings, list[int]] = {}
+        for index, review in enumerate(reviews):
+            groups.setdefault(rewrite_settings(review["text"]), []).append(index)
+        replies: list[str] = [""] * len(reviews)
+        computed = 0
+        for settings, indexes in sorted(groups.items(), key=lambda g: g[0].max_new_tokens):
+            done, count = _run_cached(
+                [preprocess_messages(reviews[i]["text"]) for i in indexes],
+                enricher,
+                settings,
+                cache,
+                batch_size=enricher.batch_size,
+                desc=f"judgment summaries ({settings.max_new_tokens} new tokens)",
+                progress=progress,
+            )
+            computed += count
+            for index, reply in zip(indexes, done, strict=True):
+                replies[index] = reply
         without_lines = 0
+        at_limit = []
         for review, reply in zip(reviews, replies, strict=True):
             rewrite = Preprocessed.from_reply(reply)
             review["summary"] = rewrite.judgments
             without_lines += rewrite.n_judgment_lines == 0
+            if rewrite.hit_limit:
+                at_limit.append(review.get("id"))
         empty = 0
         for record in records:
             for review in record["reviews"]:
@@ -152,6 +166,10 @@ def enrich_records(
             "reused_from_cache": len(reviews) - computed,
             "without_judgment_lines": without_lines,
             "empty_reviews_not_rewritten": empty,
+            "budget": REWRITE_BUDGET,
+            # rewrites that stopped at their token limit: their last judgments may be lost
+            "at_token_limit": len(at_limit),
+            "at_token_limit_reviews": at_limit,
         }
     if enricher.assw:
         with_text = [r for r in records if (r.get("paper_text") or "").strip()]
@@ -168,6 +186,7 @@ def enrich_records(
         )
         for record, reply in zip(with_text, replies, strict=True):
             record["assw"] = reply.strip()
+        assw_at_limit = [r["id"] for r, reply in zip(with_text, replies) if hit_limit(reply)]
         card["assw"] = {
             "papers": len(with_text),
             "texts_shortened_to_fit": sum(
@@ -178,5 +197,7 @@ def enrich_records(
             "papers_without_text": [
                 r["id"] for r in records if not (r.get("paper_text") or "").strip()
             ],
+            "at_token_limit": len(assw_at_limit),
+            "at_token_limit_papers": assw_at_limit,
         }
     return card

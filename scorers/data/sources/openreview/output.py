@@ -42,8 +42,16 @@ PAPER_EXTRAS = {
 in records.jsonl / records.parquet for analyses (decision counts, per-venue splits)."""
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file and a rename (all or nothing)."""
+    """Write ``data`` to ``path`` through a temporary file and a rename (all or nothing). The
+    file gets the permissions any new file gets (0666 less the umask, e.g. 0644): a dataset
+    folder is meant to be shared, and the temporary file's private 0600 must not stay."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -51,6 +59,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             stream.write(data)
             stream.flush()
             os.fsync(stream.fileno())
+        os.chmod(temporary, 0o666 & ~_umask())
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
