@@ -150,6 +150,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parser.parse_args(argv)
     if not args.data.exists():
         raise SystemExit(f"{args.data}: not found (the shared ICLR 2020 set, or pass --data)")
+    origin = provenance(data=[args.data])  # the tree as it is when the run starts
     drawn = sample_reviews(args.data, args.reviews, args.seed)
     resources = Resources(evaluation_lm=args.evaluation_lm, cache_dir=args.cache_dir)
     result = asyncio.run(measure([text for _, text in drawn], resources))
@@ -159,7 +160,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "reviews": len(drawn),
             "seed": args.seed,
             "review_ids": [review_id for review_id, _ in drawn],
-            "provenance": provenance(data=[args.data]),
+            "provenance": origin,
         }
     )
     args.out.mkdir(parents=True, exist_ok=True)

@@ -49,6 +49,7 @@ NEEDS = frozenset(
         "negatives",  # reviews of other papers
         "abstract",  # the paper's abstract (a synopsis)
         "paper_text",  # the paper's full text (or its ASSW)
+        "paper_content",  # the paper's full text, else its abstract (what a review is read against)
         "references",  # human reference reviews
     }
 )
@@ -106,6 +107,24 @@ class Metric(ABC):
     @property
     def name(self) -> str:
         return self.spec.name
+
+    @property
+    def needs(self) -> frozenset[str]:
+        """What this metric, with its options, needs (see :data:`NEEDS`): by default what its
+        spec declares; a family whose needs depend on an option says so here."""
+        return self.spec.needs
+
+    def models(self) -> tuple[str, ...]:
+        """Harness models this metric asks by name, beside its model roles (e.g. the Inspect
+        models of a qualified Auto-PRE panel, ``openai/gpt-4o``): a harness binds each one's
+        generator in :class:`~scorers.resources.Resources` (:meth:`Resources.bind_model`)."""
+        return ()
+
+    @property
+    def needs_negatives(self) -> bool:
+        """Whether this metric scores against negative references (reviews of other papers):
+        the tasks draw them for it."""
+        return "negatives" in self.needs
 
     @abstractmethod
     async def ascore(self, item: Item, resources: Resources) -> Result:

@@ -22,6 +22,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from scorers.errors import MetricError
 from scorers.lm import EvaluationLM, load_evaluation_lm
 from scorers.lm.cache import CachedEvaluationLM, ScoreCache, default_cache_dir
 from scorers.lm.embedding import DEFAULT_EMBEDDER, Embedder, load_embedder
@@ -70,6 +71,7 @@ class Resources:
         self.cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
         self.generators = dict(generators or {})
         self.embedders = dict(embedders or {})
+        self._models: dict[str, TextGenerator] = {}
 
     @property
     def cache(self) -> ScoreCache:
@@ -101,3 +103,18 @@ class Resources:
     def has_role(self, role: str) -> bool:
         """Whether a model is bound to ``role`` (not the evaluation LM's fallback)."""
         return role in self.generators
+
+    def bind_model(self, name: str, generator: TextGenerator) -> None:
+        """Bind a harness model asked for by name (see :meth:`scorers.registry.Metric.models`)."""
+        self._models[name] = generator
+
+    def model(self, name: str) -> TextGenerator:
+        """The generator of the harness model ``name``; one the harness did not bind is a
+        :class:`~scorers.errors.MetricError` (there is no fallback: the metric asked for that
+        model, and another one would give another number)."""
+        if name not in self._models:
+            raise MetricError(
+                f"model {name!r} is not bound: the harness binds the models a metric names "
+                "(Inspect does it for every scorer; plain Python: Resources.bind_model)"
+            )
+        return self._models[name]

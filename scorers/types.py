@@ -23,7 +23,9 @@ __all__ = [
     "Paper",
     "Result",
     "Review",
+    "abstract_problem",
     "note_limits",
+    "real_title",
 ]
 
 AT_TOKEN_LIMIT = "generations_at_limit"
@@ -49,26 +51,31 @@ class Paper:
 
     @property
     def abstract_problem(self) -> str | None:
-        """Why the abstract is not one (``None`` when it is): empty, or a placeholder such as
-        "Not available" that a converter wrote for a paper without one."""
-        text = (self.abstract or "").strip()
-        if not text:
-            return "the abstract is empty"
-        if _normalised(text) in PLACEHOLDERS:
-            return f"the abstract is the placeholder {text!r}"
-        return None
+        """Why the abstract is not one (``None`` when it is): see :func:`abstract_problem`."""
+        return abstract_problem(self.abstract)
 
     @property
     def has_abstract(self) -> bool:
-        """Whether the paper has a real abstract (see :attr:`abstract_problem`)."""
+        """Whether the paper has a real abstract (see :func:`abstract_problem`)."""
         return self.abstract_problem is None
 
     @property
     def has_title(self) -> bool:
-        """Whether the title is a real one: not empty, not a placeholder, and not the paper's
-        id (a converter with no titles writes the id, as the GEM release's does)."""
-        text = (self.title or "").strip()
-        return bool(text) and text != str(self.id).strip() and _normalised(text) not in PLACEHOLDERS
+        """Whether the title is a real one (see :func:`real_title`)."""
+        return real_title(self.title, self.id)
+
+    def content(self) -> tuple[str, str]:
+        """What a metric reads a review against: the full text (source ``paper_text``), else
+        the abstract with the title when it is a real one (``title+abstract`` or ``abstract``).
+        A paper with neither text nor a real abstract raises ``ValueError`` with the reason (a
+        placeholder title alone, e.g. the paper's id, is not the paper)."""
+        if (self.paper_text or "").strip():
+            return self.paper_text.strip(), "paper_text"
+        if not self.has_abstract:
+            raise ValueError(f"the paper has no text, and {self.abstract_problem}")
+        if self.has_title:
+            return f"{self.title.strip()}\n\n{self.abstract.strip()}", "title+abstract"
+        return self.abstract.strip(), "abstract"
 
 
 PLACEHOLDERS = frozenset(
@@ -80,6 +87,24 @@ punctuation); a synopsis or title equal to one is missing."""
 
 def _normalised(text: str) -> str:
     return text.strip().strip(".:;!?\"'()[]").strip().lower()
+
+
+def abstract_problem(abstract: str | None) -> str | None:
+    """Why ``abstract`` is not an abstract (``None`` when it is one): it is empty, or a
+    placeholder such as "Not available" that a converter wrote for a paper without one."""
+    text = (abstract or "").strip()
+    if not text:
+        return "the abstract is empty"
+    if _normalised(text) in PLACEHOLDERS:
+        return f"the abstract is the placeholder {text!r}"
+    return None
+
+
+def real_title(title: str | None, paper_id: str) -> bool:
+    """Whether ``title`` is a real title: not empty, not a placeholder, and not the paper's id
+    (a converter with no titles writes the id, as the GEM release's does)."""
+    text = (title or "").strip()
+    return bool(text) and text != str(paper_id).strip() and _normalised(text) not in PLACEHOLDERS
 
 
 @dataclass(frozen=True)

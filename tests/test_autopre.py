@@ -1,5 +1,6 @@
 """Auto-PRE: parsers, exams, thresholds, selection, weights, the weighted vote, scripted judges,
-the ``autopre_panel`` metric and the ``autopre_exam`` task (spec autopre_gppm.md A.2-A.11)."""
+the panel metrics and the ``autopre_exam`` task (spec autopre_gppm.md A.2-A.11); the
+``autopre_panel`` scorer fed the exam task's own result."""
 
 from __future__ import annotations
 
@@ -337,8 +338,35 @@ def test_embedding_similarity_refuses_unusable_input():
     with pytest.raises(ValueError, match="no usable vector"):
         embedding_similarity(records, lambda texts: [[1.0, 0.0]])
     blank = PaperRecord(id="px", venue="test", title=" ", abstract="", reviews=())
-    with pytest.raises(ValueError, match=r"neither abstract nor title.*px"):
+    with pytest.raises(ValueError, match=r"without an abstract.*px"):
         embedding_similarity([*records, blank], lambda texts: [[1.0]] * len(texts))
+    # a title (or the paper's id in its place) is not compared instead of a missing abstract
+    placeholder = PaperRecord(
+        id="py", venue="test", title="py", abstract="Not available", reviews=()
+    )
+    with pytest.raises(ValueError, match=r"without an abstract.*py"):
+        embedding_similarity([*records, placeholder], lambda texts: [[1.0]] * len(texts))
+
+
+def test_exam_papers_are_those_with_an_abstract():
+    """Auto-PRE's pertinence and easy pairs come from the most and least similar abstracts: a
+    paper without one takes no part, and a dataset without any is refused."""
+    records = _records()
+    ids = [r.id for r in records]
+    no_abstract = [
+        PaperRecord(
+            id=r.id, venue=r.venue, title=r.id, abstract="" if k % 2 else "N/A", reviews=r.reviews
+        )
+        for k, r in enumerate(records)
+    ]
+    mixed = [*records[:3], no_abstract[3]]
+    items = build_exam_items(mixed, m=4, seed=0)
+    used = {s["paper"] for s in items.sources["consistency"]} | {
+        s["b_paper"] for exam in ("pertinence", "confidence_easy") for s in items.sources[exam]
+    }
+    assert used <= set(ids[:3])
+    with pytest.raises(ValueError, match="none of the 4 papers has one"):
+        build_exam_items(no_abstract, m=4, seed=0)
 
 
 def _run(judges):
@@ -522,7 +550,7 @@ def test_panel_metric_weighted_vote_against_the_held_out_review(tmp_path):
         cache_dir=tmp_path,
     )
     metric = get_metric(
-        "autopre_panel",
+        "autopre_panel_unqualified",
         judges="judge,judge_2@after",
         weights={"judge@before": 0.9, "judge_2@after": 0.4},
     )
@@ -532,13 +560,16 @@ def test_panel_metric_weighted_vote_against_the_held_out_review(tmp_path):
     assert result.details["tally"]["weight_for_a"] == pytest.approx(2.2)
     assert result.details["judges"]["judge_2@after"]["labels"] == [-1, -1]
     assert result.details["judge_calls"] == 4
-    unweighted = get_metric("autopre_panel", judges="judge_2").score(_item("x"), resources)
+    unweighted = get_metric("autopre_panel_unqualified", judges="judge_2").score(
+        _item("x"), resources
+    )
     assert unweighted.value == 0.5 and unweighted.details["weighting"].startswith("uniform")
+    assert result.signature.qualification.startswith("none: judges not qualified")
 
 
 def test_panel_metric_bad_input_is_unscored_with_its_reason(tmp_path):
     resources = Resources(generators={"judge": Scripted("none")}, cache_dir=tmp_path)
-    metric = get_metric("autopre_panel")
+    metric = get_metric("autopre_panel_unqualified")
     assert "empty candidate" in metric.score(_item("  "), resources).reason
     assert "held-out" in metric.score(_item("text", held_out=None), resources).reason
     unread = metric.score(_item("text"), resources)
@@ -546,7 +577,17 @@ def test_panel_metric_bad_input_is_unscored_with_its_reason(tmp_path):
     with pytest.raises(ValueError):
         parse_judges("judge@loud")
     with pytest.raises(ValueError):
-        get_metric("autopre_panel", weights={"other@before": 1.0}).score(_item("t"), resources)
+        get_metric("autopre_panel_unqualified", weights={"other@before": 1.0}).score(
+            _item("t"), resources
+        )
+    # the judges are told the paper's abstract: a paper without one is unscored, with why
+    no_abstract = Item(
+        paper=Paper(id="p0", title="p0", abstract="Not available"),
+        candidate="text",
+        references=(Review(id="r", text="ref"),),
+        held_out=Review(id="h", text="The graph part is weak."),
+    )
+    assert "placeholder" in metric.score(no_abstract, resources).reason
 
 
 # -- through Inspect ---------------------------------------------------------------------------
@@ -630,7 +671,7 @@ def test_autopre_panel_through_the_iclr_task(tmp_path):
     for output in outputs:
         output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
     [log] = inspect_eval(
-        iclr(dataset=data, scorers="autopre_panel", cache_dir=str(tmp_path / "cache")),
+        iclr(dataset=data, scorers="autopre_panel_unqualified", cache_dir=str(tmp_path / "cache")),
         model=get_model("mockllm/model", custom_outputs=outputs),
         model_roles={"judge": get_model("autopre_scripted/pertinent")},
         log_dir=str(tmp_path / "logs"),
@@ -638,14 +679,16 @@ def test_autopre_panel_through_the_iclr_task(tmp_path):
     )
     assert log.status == "success", log.error
     for sample in log.samples:
-        score = sample.scores["autopre_panel"]
+        score = sample.scores["autopre_panel_unqualified"]
         assert score.value == 1.0  # the on-topic candidate beats the held-out human review
         assert score.metadata["judge_calls"] == 2
         assert score.metadata["judges"]["judge@before"]["labels"] == [-1, 1]
     # the leaderboard view ranks the model by its panel verdicts
     from gem_tasks.analysis.autopre import autopre_leaderboard, autopre_markdown
 
-    [row] = autopre_leaderboard([tmp_path / "logs"], resamples=50)
+    [row] = autopre_leaderboard(
+        [tmp_path / "logs"], metric="autopre_panel_unqualified", resamples=50
+    )
     assert row.win_rate == 1.0 and row.papers == 4 and row.rank == 1
     assert "win rate vs human" in autopre_markdown([row])
 
@@ -666,3 +709,163 @@ def test_rank_with_intervals_on_shared_papers_only():
     assert rows[2].win_rate == pytest.approx(5 * 0.5 / 20)
     with pytest.raises(ValueError):
         rank_with_intervals({"a": {"p": 1.0}, "b": {"q": 1.0}})
+
+
+# -- Auto-PRE's panel is the exam's panel --------------------------------------------------------
+
+
+def _qualification_table() -> dict:
+    """A qualification as ``qualification_from_log`` returns it: three candidates, one passed."""
+    exams = {"consistency": {"value": 0.9}, "pertinence": {"value": 0.8}}
+    return {
+        "judges": {
+            "strong@before": {
+                **exams,
+                "passed": {"consistency": True, "pertinence": True, "self_confidence": True},
+            },
+            "weak@before": {
+                **exams,
+                "passed": {"consistency": False, "pertinence": True, "self_confidence": True},
+            },
+        },
+        "panel": ["strong@before"],
+        "weights": {"strong@before": (0.9 + 0.8 + 1) / 3},
+        "generators": {"strong@before": "inspect/strong", "weak@before": "inspect/weak"},
+        "forced": {"strong@before": False, "weak@before": False},
+        "reason": None,
+    }
+
+
+def test_a_qualification_is_read_and_refused_when_it_is_not_auto_pres_panel(tmp_path):
+    import json
+
+    from scorers import MetricError
+    from scorers.metrics.autopre import load_qualification
+
+    table = _qualification_table()
+    q = load_qualification(table)
+    assert q.panel == ("strong@before",) and q.weights["strong@before"] == pytest.approx(0.9)
+    path = tmp_path / "qualification.json"
+    path.write_text(json.dumps(table))
+    assert load_qualification(path).digest == q.digest and load_qualification(path).source == (
+        "qualification.json"
+    )
+    with pytest.raises(
+        MetricError, match="panel is empty .*3 candidate.*autopre_panel_unqualified"
+    ):
+        load_qualification({**table, "panel": [], "weights": {}, "reason": "3 candidates needed"})
+    with pytest.raises(MetricError, match="'weak@before' did not pass consistency"):
+        load_qualification({**table, "panel": ["weak@before"], "weights": {"weak@before": 0.5}})
+    with pytest.raises(MetricError, match="no positive weight"):
+        load_qualification({**table, "weights": {}})
+    with pytest.raises(MetricError, match="generator .* is not recorded"):
+        load_qualification({**table, "generators": {}})
+    with pytest.raises(MetricError, match="does not exist"):
+        load_qualification(tmp_path / "missing.json")
+    (tmp_path / "bad.json").write_text("not json")
+    with pytest.raises(MetricError, match="neither a qualification JSON file"):
+        load_qualification(tmp_path / "bad.json")
+    with pytest.raises(MetricError, match="autopre_panel needs a qualification"):
+        get_metric("autopre_panel")
+    panel = get_metric("autopre_panel", qualification=table)
+    assert panel.models() == ("strong",)  # the harness binds this model by name
+
+
+def test_the_panel_judges_with_the_model_the_exam_qualified(tiny_lm, tmp_path):
+    """A ``scorer_lm`` judge qualified as one evaluation LM is refused with another one; a named
+    model the harness did not bind is refused too (no silent fallback)."""
+    from scorers import MetricError
+
+    table = _qualification_table()
+    table["panel"] = ["scorer_lm@before"]
+    table["judges"]["scorer_lm@before"] = table["judges"].pop("strong@before")
+    table["weights"] = {"scorer_lm@before": 0.9}
+    table["generators"] = {"scorer_lm@before": "embedded/SmolLM2-135M-Instruct:float32"}
+    panel = get_metric("autopre_panel", qualification=table)
+    resources = Resources(evaluation_lm=tiny_lm, cache_dir=tmp_path)
+    with pytest.raises(MetricError, match="was qualified as 'embedded/SmolLM2.*test/tiny-llama"):
+        panel.score(_item(f"{WORDS[0]} all discussed."), resources)
+    named = get_metric("autopre_panel", qualification=_qualification_table())
+    with pytest.raises(MetricError, match="model 'strong' is not bound"):
+        named.score(_item(f"{WORDS[0]} all discussed."), resources)
+    resources.bind_model("strong", Scripted("pertinent"))
+    with pytest.raises(MetricError, match="qualified as 'inspect/strong'.*'test/pertinent'"):
+        named.score(_item(f"{WORDS[0]} all discussed."), resources)
+
+
+def test_the_exam_tasks_result_feeds_the_panel(tmp_path, capsys):
+    """The ``autopre_exam`` task's log (or the JSON ``gem-tasks autopre-qualification`` writes
+    from it) is ``autopre_panel``'s qualification: the panel is exactly the judges that passed,
+    weighted as the exam weighted them, answering as the models they were examined as."""
+    import json
+
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
+    from gem_tasks.cli import main as cli_main
+    from gem_tasks.tasks.autopre_exam import autopre_exam
+    from gem_tasks.tasks.iclr import iclr
+
+    _scripted_model_api()
+    data = _write_records(tmp_path / "papers.jsonl")
+    cache = str(tmp_path / "cache")
+    judges = "autopre_scripted/first,autopre_scripted/longer,autopre_scripted/pertinent@after"
+    [exam] = inspect_eval(
+        autopre_exam(dataset=data, judges=judges, items=4, cache_dir=cache),
+        model="mockllm/model",
+        log_dir=str(tmp_path / "exam_logs"),
+        display="none",
+    )
+    assert exam.status == "success", exam.error
+    written = tmp_path / "qualification.json"
+    assert cli_main(["autopre-qualification", exam.location, "--out", str(written)]) == 0
+    assert "panel: autopre_scripted/pertinent@after" in capsys.readouterr().err
+    table = json.loads(written.read_text())
+    member = "autopre_scripted/pertinent@after"
+    assert table["panel"] == [member]
+    assert table["generators"][member] == "inspect/autopre_scripted/pertinent"
+    on_topic = "Paper 0 1 2 3: " + " ".join(WORDS)
+    for qualification in (exam.location, str(written)):
+        outputs = [ModelOutput.from_content("mockllm/model", on_topic) for _ in WORDS]
+        for output in outputs:
+            output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+        [log] = inspect_eval(
+            iclr(
+                dataset=data,
+                scorers="autopre_panel",
+                scorer_options={"autopre_panel": {"qualification": qualification}},
+                cache_dir=cache,
+            ),
+            model=get_model("mockllm/model", custom_outputs=outputs),
+            log_dir=str(tmp_path / "logs"),
+            display="none",
+        )
+        assert log.status == "success", log.error
+        for sample in log.samples:
+            score = sample.scores["autopre_panel"]
+            assert score.value == 1.0  # the on-topic review beats the held-out human review
+            assert list(score.metadata["judges"]) == [member]  # only the judge that passed
+            assert score.metadata["judges"][member]["weight"] == pytest.approx(
+                table["weights"][member]
+            )
+            assert score.metadata["weighting"].startswith("exam weights")
+            signature = score.metadata["signature"]
+            assert signature["judges"] == {member: "inspect/autopre_scripted/pertinent"}
+            assert signature["weights"] == {member: table["weights"][member]}
+    # two candidates cannot qualify anyone (the mean threshold needs three): refused up front
+    [small] = inspect_eval(
+        autopre_exam(
+            dataset=data, judges="autopre_scripted/first,autopre_scripted/longer", items=2
+        ),
+        model="mockllm/model",
+        log_dir=str(tmp_path / "small_logs"),
+        display="none",
+    )
+    from scorers import MetricError
+
+    with pytest.raises(MetricError, match="panel is empty"):
+        iclr(
+            dataset=data,
+            scorers="autopre_panel",
+            scorer_options={"autopre_panel": {"qualification": small.location}},
+        )

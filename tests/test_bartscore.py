@@ -52,3 +52,28 @@ def test_an_empty_candidate_is_unscored_with_its_reason(tiny_lm, tmp_path):
         item, Resources(evaluation_lm=tiny_lm, cache_dir=tmp_path)
     )
     assert result.value is None and "empty candidate" in result.reason
+
+
+def test_the_normalisation_is_the_gem_baselines_sum_and_recorded(tiny_lm, tmp_path):
+    """The GEM authors' notebook sums the target's token log-probabilities (``query_logprob``);
+    the original BARTScore averages per token. Sum is the default, ``normalisation=mean`` is
+    the per-token variant, and the signature says which (the two never rank together)."""
+    from scorers import MetricError
+
+    item = Item(paper=Paper(id="p"), candidate=CANDIDATE, references=(Review("r", REFERENCES[0]),))
+    resources = Resources(evaluation_lm=tiny_lm, cache_dir=tmp_path)
+    summed = get_metric("bartscore_recall").score(item, resources)
+    per_token = get_metric("bartscore_recall", normalisation="mean").score(item, resources)
+    [term] = per_token.terms
+    assert summed.value == pytest.approx(term["recall_logprob_sum"])
+    assert per_token.value == pytest.approx(term["recall_logprob_sum"] / term["reference_tokens"])
+    assert term["reference_tokens"] > 1 and per_token.value > summed.value  # less negative
+    f1 = get_metric("bartscore_f1", normalisation="mean").score(item, resources)
+    assert f1.value == pytest.approx(
+        (term["recall"] + term["precision_logprob_sum"] / term["candidate_tokens"]) / 2
+    )
+    assert summed.signature.normalisation.startswith("sum")
+    assert per_token.signature.normalisation.startswith("mean")
+    assert summed.signature.id != per_token.signature.id
+    with pytest.raises(MetricError, match="normalisation must be one of"):
+        get_metric("bartscore_f1", normalisation="max")

@@ -13,7 +13,7 @@ from inspect_ai.model import ModelOutput, ModelUsage, get_model
 from conftest import write_jsonl
 from gem_tasks.tasks.iclr import iclr
 from gem_tasks.tasks.robustness import robustness
-from scorers.data.records import parse_record, split_reviews
+from scorers.data.records import RecordError, parse_record, split_reviews
 from scorers.metrics.gem.pmi import Reference, score_review
 from scorers.text.judgments import EmptyTextError, assw_messages, preprocess_messages
 
@@ -78,8 +78,11 @@ def test_iclr_never_rewrites_empty_reviews(tmp_path):
     """candidate=human on a paper whose held-out review is empty and one reference is blank, no
     dataset summaries: a preprocessor that were asked to rewrite an empty text would raise
     (EmptyTextError); instead the blank reference is left out by GEM, GEM-S and GEM-raw alike,
-    the empty candidate is flagged, and GEM-S (ASSW) has no paper text to summarise."""
-    data = write_jsonl(tmp_path / "d.jsonl", [paper_with_empty_reviews()])
+    the empty candidate is flagged, and GEM-S (ASSW) has no paper text to summarise. (Another
+    paper has a text: a dataset in which no paper has one is refused up front for GEM-S (ASSW),
+    checked at the end.)"""
+    with_text = {**other_paper(1), "paper_text": "1 Introduction\nWe study method 1."}
+    data = write_jsonl(tmp_path / "d.jsonl", [paper_with_empty_reviews(), with_text])
     reply = ModelOutput.from_content("mockllm/model", JUDGMENTS)
     reply.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)  # no tiktoken
     preprocessor = get_model("mockllm/model", custom_outputs=[reply] * 10)
@@ -96,7 +99,7 @@ def test_iclr_never_rewrites_empty_reviews(tmp_path):
         display="none",
     )
     assert log.status == "success", log.error
-    [sample] = log.samples
+    sample = next(s for s in log.samples if s.id == "p-empty")
     assert sample.error is None
     blank = next(r["id"] for r in sample.metadata["references"] if not r["text"].strip())
     for name in ("gem", "gem_s", "gem_raw"):
@@ -108,6 +111,9 @@ def test_iclr_never_rewrites_empty_reviews(tmp_path):
     assw = sample.scores["gem_s_assw"]
     assert math.isnan(assw.value)
     assert assw.metadata["unscored_reason"] == "no ASSW and no paper text"
+    only = write_jsonl(tmp_path / "only.jsonl", [paper_with_empty_reviews()])
+    with pytest.raises(RecordError, match="gem_s_assw needs the papers' full text"):
+        iclr(dataset=str(only), candidate="human", scorers="gem,gem_s_assw")
 
 
 @pytest.mark.slow

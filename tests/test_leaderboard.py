@@ -412,6 +412,33 @@ def test_cli_errors(tmp_path, capsys):
     assert "task gem_tasks/robustness skipped" in capsys.readouterr().out
 
 
+def test_nothing_to_rank_says_why_for_each_log(tmp_path, capsys):
+    """Logs of an interrupted or failed run hold no scored sample: the leaderboard says there is
+    nothing to rank and shows each log's status and error (it stopped with pandas' KeyError)."""
+    from inspect_ai.log import EvalError
+
+    failed = tmp_path / "failed"
+    errored = write_log(failed / "a.eval", "openai/m", {"p1": ERROR, "p2": ERROR})
+    log = read_eval_log(str(errored))
+    log.status, log.error = (
+        "error",
+        EvalError(message="RuntimeError('server unreachable')", traceback="", traceback_ansi=""),
+    )
+    write_eval_log(log, str(errored))
+    empty = EvalLog(eval=log.eval, status="error", error=log.error, samples=[])
+    write_eval_log(empty, str(failed / "b.eval"))
+    write_log(failed / "c.eval", "openai/n", {"p1": math.nan})  # finished, every sample unscored
+    assert cli_main(["leaderboard", str(failed), "--quiet"]) == 2
+    message = capsys.readouterr().err
+    assert "nothing to rank: no log holds a scored sample" in message
+    assert "a.eval: status error, error: RuntimeError('server unreachable')" in message
+    assert "b.eval: status error" in message and "c.eval: status success" in message
+    only_empty = tmp_path / "only_empty"
+    write_eval_log(empty, str(only_empty / "b.eval"))
+    with pytest.raises(ValueError, match="(?s)nothing to rank.*b.eval: status error"):
+        compare_logs([only_empty], progress=False)
+
+
 # -- end to end: inspect eval --no-score, inspect score with two evaluation LMs ------------------
 
 

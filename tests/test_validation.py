@@ -285,7 +285,9 @@ def test_correlation_needs_grades(tmp_path):
         ["--model", "none", "-T", f"dataset={data}"], tmp_path, task="gem_tasks/correlation"
     )
     assert run.returncode != 0
-    assert "no review carries a numeric 'grade' field" in run.stderr + run.stdout
+    assert "no review carries a numeric 'grade' grade among its extra fields" in (
+        run.stderr + run.stdout
+    )
 
 
 def test_llm_perturbation_uses_the_model_under_test(tmp_path):

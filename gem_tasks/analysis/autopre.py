@@ -1,16 +1,76 @@
-"""The Auto-PRE leaderboard view: ``autopre_panel`` verdicts from several models' ``iclr`` logs
-of the same papers -> a ranking by win rate against the human review, with bootstrap intervals
-on the win rate and on the rank (:func:`scorers.metrics.autopre.ranking.rank_with_intervals`)."""
+"""Auto-PRE from the logs: the qualification an ``autopre_exam`` log holds
+(:func:`qualification_from_log`, what the ``autopre_panel`` scorer reads), and the leaderboard
+view: ``autopre_panel`` verdicts from several models' ``iclr`` logs of the same papers -> a
+ranking by win rate against the human review, with bootstrap intervals on the win rate and on
+the rank (:func:`scorers.metrics.autopre.ranking.rank_with_intervals`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
+
+from inspect_ai.log import EvalLog, read_eval_log
 
 from gem_tasks.analysis.leaderboard.logs import read_scores
+from scorers.metrics.autopre.exams import EXAMS, qualification_from_rows
 from scorers.metrics.autopre.ranking import RankRow, rank_with_intervals
 
-__all__ = ["autopre_leaderboard", "autopre_markdown"]
+__all__ = [
+    "autopre_leaderboard",
+    "autopre_markdown",
+    "is_exam_log",
+    "qualification_from_log",
+]
+
+EXAM_TASK = "autopre_exam"
+
+
+def is_exam_log(path: str | Path) -> bool:
+    """Whether ``path`` is an Inspect log of the ``autopre_exam`` task."""
+    try:
+        header = read_eval_log(str(path), header_only=True)
+    except Exception:  # not an Inspect log at all
+        return False
+    return header.eval.task.split("/")[-1] == EXAM_TASK
+
+
+def qualification_from_log(log: str | Path | EvalLog) -> dict[str, Any]:
+    """The full qualification of an ``autopre_exam`` log (a file, or a log already read with
+    its samples): exam scores with used/unparsed counts, passes, thresholds, the panel and its
+    weights, judge calls per exam, and what a panel needs to judge as the exam did: the
+    generator identity each judge answered with and whether it answered forced. ``source``
+    names the log."""
+    eval_log = log if isinstance(log, EvalLog) else read_eval_log(str(log))
+    if eval_log.eval.task.split("/")[-1] != EXAM_TASK:
+        raise ValueError(f"{eval_log.location}: a {eval_log.eval.task} log, not {EXAM_TASK}'s")
+    if eval_log.status != "success":
+        raise ValueError(
+            f"{eval_log.location}: the exam run did not finish (status {eval_log.status}); a "
+            "qualification needs every exam answer"
+        )
+    rows, calls = [], {}
+    generators: dict[str, set[str]] = {}
+    forced: dict[str, set[bool]] = {}
+    for sample in eval_log.samples or []:
+        for score in (sample.scores or {}).values():
+            meta = score.metadata or {}
+            if "exam" in meta:
+                rows.append(meta)
+                for name, answer in meta["judges"].items():
+                    per = calls.setdefault(name, dict.fromkeys(EXAMS, 0))
+                    per[meta["exam"]] += answer["calls"]
+                    generators.setdefault(name, set()).add(str(answer.get("generator")))
+                    forced.setdefault(name, set()).add(bool(answer.get("forced")))
+    out = qualification_from_rows(rows).as_dict()
+    out["judge_calls"] = calls
+    for name, seen in generators.items():
+        if len(seen) > 1 or len(forced[name]) > 1:
+            raise ValueError(f"{eval_log.location}: judge {name!r} answered as several models")
+    out["generators"] = {name: next(iter(seen)) for name, seen in generators.items()}
+    out["forced"] = {name: next(iter(seen)) for name, seen in forced.items()}
+    out["source"] = Path(str(eval_log.location)).name if eval_log.location else "log"
+    return out
 
 
 def autopre_leaderboard(

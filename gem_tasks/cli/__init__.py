@@ -30,6 +30,28 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _autopre_qualification(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    from gem_tasks.analysis.autopre import qualification_from_log
+    from scorers.metrics.autopre import load_qualification
+
+    table = qualification_from_log(args.log)
+    text = json.dumps(table, indent=1) + "\n"
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+        print(f"written: {args.out}", file=sys.stderr)
+    else:
+        print(text, end="")
+    panel = ", ".join(f"{j} (w={table['weights'][j]:.3f})" for j in table["panel"]) or "empty"
+    print(f"panel: {panel}{' (' + table['reason'] + ')' if table.get('reason') else ''}",
+          file=sys.stderr)  # fmt: skip
+    if table["panel"]:
+        load_qualification(table)  # what autopre_panel will read: refuse a broken table now
+    return 0
+
+
 def _lm_eval_path(args: argparse.Namespace) -> int:
     from gem_tasks.lm_eval_tasks import CONFIG_PATH
 
@@ -56,6 +78,15 @@ def build_parser() -> argparse.ArgumentParser:
         'lm_eval --include_path "$(gem-tasks lm-eval-path)"',
     )
     lm_eval_path.set_defaults(run=_lm_eval_path)
+    qualification = commands.add_parser(
+        "autopre-qualification",
+        help="the qualification of an autopre_exam log (exam table, panel, weights, and the "
+        "generator each judge answered as) as JSON, for the autopre_panel scorer's "
+        "qualification option",
+    )
+    qualification.add_argument("log", help="an Inspect log of gem_tasks/autopre_exam")
+    qualification.add_argument("--out", help="write the JSON here (default: standard output)")
+    qualification.set_defaults(run=_autopre_qualification)
     add_leaderboard_command(commands)
     add_data_commands(commands)
     add_finetune_commands(commands)

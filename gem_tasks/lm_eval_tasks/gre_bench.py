@@ -30,7 +30,12 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import prompts
-from scorers.data.paper_docs import item_from_document, negatives_metadata, negatives_wanted
+from scorers.data.paper_docs import (
+    item_from_document,
+    negatives_metadata,
+    negatives_wanted,
+    refuse_unservable,
+)
 from scorers.data.paper_docs import paper_document as build_document
 from scorers.data.records import load_records
 from scorers.registry import get_metric, metric_spec, resolve_metric_names
@@ -113,8 +118,12 @@ def load_docs(**metadata: Any) -> Any:
     from gem_tasks.tasks.samples import DEMO_DATASET
 
     options = HarnessOptions.from_metadata(metadata)
-    records = load_records(options.dataset or DEMO_DATASET)
-    k = negatives_wanted(options.scorers, options.negatives)
+    source = options.dataset or DEMO_DATASET
+    records = load_records(source)
+    refuse_unservable(
+        records, options.scorers, scorer_options=options.scorer_options, where=str(source)
+    )
+    k = negatives_wanted(options.scorers, options.negatives, scorer_options=options.scorer_options)
     rows = []
     for record in records:
         text, document = build_document(

@@ -13,8 +13,10 @@ does not have is an error naming the ones it has.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
+from inspect_ai.model import get_model
 from inspect_ai.scorer import (
     Metric as InspectMetric,
 )
@@ -32,8 +34,9 @@ from inspect_ai.solver import TaskState
 
 from gem_tasks.scoring.items import item_from_state
 from gem_tasks.scoring.metrics import at_token_limit, ci90_lower, ci90_upper
-from gem_tasks.scoring.roles import role_generators
+from gem_tasks.scoring.roles import model_generator, role_generators
 from scorers.errors import EvaluationLMError
+from scorers.metrics.autopre.panel import register_qualification_reader
 from scorers.registry import Metric, get_metric, list_metrics, metric_spec
 from scorers.registry import resolve_metric_names as parse_scorer_names
 from scorers.resources import Resources
@@ -50,6 +53,17 @@ __all__ = [
 ]
 
 METRICS = [mean(), stderr(), ci90_lower(), ci90_upper(), at_token_limit()]
+
+
+def _exam_log_qualification(path: Path) -> dict[str, Any] | None:
+    """The qualification of an ``autopre_exam`` Inspect log (None for any other file): so
+    ``scorer_options={autopre_panel: {qualification: <exam log>}}`` works."""
+    from gem_tasks.analysis.autopre import is_exam_log, qualification_from_log
+
+    return qualification_from_log(path) if is_exam_log(path) else None
+
+
+register_qualification_reader(_exam_log_qualification)
 _CORPUS_METRICS: dict[str, Callable[[], InspectMetric]] = {}
 
 
@@ -76,6 +90,8 @@ def resources_for(
         evaluation_lm=scorer_lm, evaluation_lm_options=scorer_lm_args, cache_dir=cache_dir
     )
     resources.generators = role_generators(metric.spec.roles, resources.cache)
+    for name in metric.models():  # models the metric names (a qualified Auto-PRE panel's)
+        resources.bind_model(name, model_generator(get_model(name), resources.cache, what=name))
     return resources
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from scorers.data.paper_docs import (
     negatives_wanted,
     paper_document,
     paper_input,
+    refuse_unservable,
 )
 from scorers.data.records import PaperRecord, load_records
 
@@ -26,6 +28,7 @@ __all__ = [
     "paper_dataset",
     "paper_input",
     "record_to_sample",
+    "refuse_unservable",
 ]
 
 DEMO_DATASET = Path(__file__).parent / "data" / "demo_iclr.jsonl"
@@ -70,12 +73,18 @@ def paper_dataset(
     max_paper_tokens: int,
     negatives: int = 0,
     system_prompt: str = "review/system",
+    scorers: str | Sequence[str] | None = None,
+    scorer_options: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> MemoryDataset:
     """Samples for every paper of ``source`` (a JSONL/parquet path, folder or hub id; the
-    bundled demo when None), each with ``negatives`` reviews of other papers. Malformed input,
-    or a dataset too small for the negatives, raises ``RecordError`` naming file and record."""
+    bundled demo when None), each with ``negatives`` reviews of other papers. With ``scorers``
+    (and their ``scorer_options``), a dataset that cannot serve one of them at all is refused
+    (:func:`scorers.data.paper_docs.refuse_unservable`). Malformed input, or a dataset too
+    small for the negatives, raises ``RecordError`` naming file and record."""
     path = DEMO_DATASET if source is None else source
     records = load_records(path)
+    if scorers is not None:
+        refuse_unservable(records, scorers, scorer_options=scorer_options, where=str(path))
     samples = [
         record_to_sample(
             r,

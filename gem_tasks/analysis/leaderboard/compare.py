@@ -38,6 +38,7 @@ from gem_tasks.analysis.leaderboard.logs import (
     higher_is_better,
     metric_name,
     metric_order,
+    nothing_to_rank,
     read_scores,
     signature_differences,
 )
@@ -414,6 +415,9 @@ def compare_logs(
     if scores is None:
         scores = read_scores(list(sources), tasks=tasks, progress=progress)
     notes = list(scores.attrs.get("notes", []))
+    logs = list(scores.attrs.get("logs", []))
+    if not (scores["status"] == "scored").any():
+        raise ValueError(nothing_to_rank(logs) if logs else "the logs hold no scored sample")
     scores = _keep_newest(scores.copy(), notes)
     if scores.empty:
         raise ValueError("the logs hold no scores")

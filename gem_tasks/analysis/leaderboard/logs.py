@@ -33,6 +33,7 @@ __all__ = [
     "as_float",
     "metric_name",
     "metric_order",
+    "nothing_to_rank",
     "read_scores",
     "signature_differences",
     "task_matches",
@@ -278,16 +279,20 @@ def read_scores(
     get different labels (see ``_label_configs``). Logs of other tasks and logs still running are
     skipped; ``attrs["notes"]`` says which, and anything else worth knowing.
 
+    ``attrs["logs"]`` lists every log read: its path, status, error message (if any) and how
+    many of its rows were scored.
+
     Raises:
         FileNotFoundError: a source does not exist.
-        ValueError: no log of ``tasks`` was found.
+        ValueError: no log of ``tasks`` was found, or the logs hold no score at all (each log's
+            status and error are in the message).
     """
     paths = log_paths(sources)
     if not paths:
         raise ValueError(f"no Inspect logs in {', '.join(str(s) for s in sources)}")
     notes: list[str] = []
     rows: list[dict[str, Any]] = []
-    read = 0
+    logs: list[dict[str, Any]] = []
     for path in tqdm(paths, desc="reading logs", disable=not progress, unit="log"):
         header = read_eval_log(path, header_only=True)
         if not task_matches(header.eval.task, tasks):
@@ -296,18 +301,44 @@ def read_scores(
         if header.status == "started":
             notes.append(f"{_display_path(path)}: still running (status started), skipped")
             continue
-        read += 1
-        rows += _read_log(path, header, notes)
-    if not read:
+        found = _read_log(path, header, notes)
+        rows += found
+        logs.append(
+            {
+                "log": _display_path(path),
+                "status": header.status,
+                "error": header.error.message if header.error else None,
+                "rows": len(found),
+                "scored": sum(r["status"] == "scored" for r in found),
+            }
+        )
+    if not logs:
         raise ValueError(
             f"no logs of task {', '.join(tasks)} in {', '.join(str(s) for s in sources)} "
             f"({len(paths)} other log(s) skipped)"
         )
+    if not rows:
+        raise ValueError(nothing_to_rank(logs))
     frame = pd.DataFrame(rows, columns=_SCORE_COLUMNS)
     frame["value"] = frame["value"].astype(float)
     _label_configs(frame)
     frame.attrs["notes"] = notes
+    frame.attrs["logs"] = logs
     return frame
+
+
+def nothing_to_rank(logs: Sequence[Mapping[str, Any]]) -> str:
+    """Why there is nothing to rank: each log's status, error and rows (none of them scored)."""
+    lines = [
+        f"{log['log']}: status {log['status']}"
+        + (f", error: {log['error']}" if log.get("error") else "")
+        + f", {log['rows']} sample score(s), {log['scored']} scored"
+        for log in logs
+    ]
+    return (
+        "nothing to rank: no log holds a scored sample (an interrupted or failed run? resume it "
+        "with `inspect eval-retry`, or score it with `inspect score`):\n  " + "\n  ".join(lines)
+    )
 
 
 def _spec(metric: str) -> MetricSpec | None:

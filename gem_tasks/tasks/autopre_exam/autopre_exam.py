@@ -11,11 +11,11 @@ from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.log import EvalLog, read_eval_log
 from inspect_ai.model import get_model
 from inspect_ai.scorer import SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import Generate, TaskState, solver
 
+from gem_tasks.analysis.autopre import qualification_from_log
 from gem_tasks.scoring.roles import model_generator
 from gem_tasks.tasks import eval_card
 from gem_tasks.tasks.samples import DEMO_DATASET
@@ -26,6 +26,7 @@ from scorers.lm.threads import run_blocking
 from scorers.metrics.autopre.core import Qualification
 from scorers.metrics.autopre.exams import (
     EXAMS,
+    abstract_records,
     build_exam_items,
     embedding_similarity,
     qualification_from_rows,
@@ -189,7 +190,11 @@ def autopre_exam(
     if similarity not in ("embedding", "jaccard"):
         raise ValueError(f"similarity must be embedding or jaccard, got {similarity!r}")
     source = DEMO_DATASET if dataset is None else dataset
-    records = load_records(source)
+    loaded = load_records(source)
+    try:  # the exams compare papers by their abstracts: papers without one take no part
+        records = abstract_records(loaded)
+    except ValueError as exc:
+        raise ValueError(f"{source}: {exc}") from None
     if similarity == "embedding":
         model = load_embedder(embedder)
         exam_items = build_exam_items(
@@ -228,26 +233,8 @@ def autopre_exam(
             "seed": seed,
             "similarity": exam_items.similarity,
             "pertinence_ia": "the longest human review of the most similar other paper",
+            "papers_without_abstract_left_out": len(loaded) - len(records),
             "scorer_lm": scorer_lm,
             "local_answers": local_answers,
         },
     )
-
-
-def qualification_from_log(log: str | Path | EvalLog) -> dict[str, Any]:
-    """The full qualification (exam scores with used/unparsed counts, passes, thresholds, panel,
-    weights, and judge calls per exam) from an ``autopre_exam`` log (a file, or a log already
-    read with its samples)."""
-    eval_log = log if isinstance(log, EvalLog) else read_eval_log(str(log))
-    rows, calls = [], {}
-    for sample in eval_log.samples or []:
-        for score in (sample.scores or {}).values():
-            meta = score.metadata or {}
-            if "exam" in meta:
-                rows.append(meta)
-                for name, answer in meta["judges"].items():
-                    per = calls.setdefault(name, dict.fromkeys(EXAMS, 0))
-                    per[meta["exam"]] += answer["calls"]
-    out = qualification_from_rows(rows).as_dict()
-    out["judge_calls"] = calls
-    return out

@@ -20,6 +20,7 @@ from gem_tasks.tasks.samples import (
     negatives_metadata,
     negatives_wanted,
     paper_input,
+    refuse_unservable,
 )
 from scorers.data.records import RecordError, load_records
 
@@ -36,12 +37,19 @@ _CANONICAL_REVIEW_FIELDS = {
 
 
 def leave_one_out_dataset(
-    source: str | Path | None, *, grade_field: str = "grade", negatives: int = 0, seed: int = 0
+    source: str | Path | None,
+    *,
+    grade_field: str = "grade",
+    negatives: int = 0,
+    seed: int = 0,
+    scorers: str | list[str] | None = None,
+    scorer_options: dict[str, dict[str, Any]] | None = None,
 ) -> MemoryDataset:
     """One sample per graded review: that review is the candidate, every other review of the same
     paper a reference, and ``negatives`` reviews of other papers (drawn once per paper with
     ``seed``). The grade is a person's grade *of the review* (an instructor's, a meta-reviewer's),
-    read from the review's extra fields.
+    read from the review's extra fields. With ``scorers``, a dataset that cannot serve one of
+    them at all is refused (:func:`scorers.data.paper_docs.refuse_unservable`).
 
     Raises:
         ValueError: ``grade_field`` names a field of the canonical review (``rating``,
@@ -62,6 +70,8 @@ def leave_one_out_dataset(
     samples = []
     extra_fields: set[str] = set()
     records = load_records(path)
+    if scorers is not None:
+        refuse_unservable(records, scorers, scorer_options=scorer_options, where=str(path))
     for paper in records:
         drawn = negatives_metadata(paper, records, k=negatives, seed=seed) if negatives else []
         for review in paper.reviews:
@@ -144,8 +154,10 @@ def correlation(
         dataset=leave_one_out_dataset(
             dataset,
             grade_field=grade_field,
-            negatives=negatives_wanted(scorers, negatives),
+            negatives=negatives_wanted(scorers, negatives, scorer_options=scorer_options),
             seed=seed,
+            scorers=scorers,
+            scorer_options=scorer_options,
         ),
         solver=human_review(),
         scorer=make_scorers(

@@ -73,7 +73,8 @@ def iclr(
         cache_dir: folder of the on-disk score cache.
         negatives: reviews of other papers per paper (negative references), drawn with
             ``seed`` and the same for every model; default 4 when a requested metric needs them
-            (the f-variational cells), else none. Fewer than that many other papers is an error.
+            (the f-variational cells, TV direct with ``tv_direct_form: product``), else none.
+            Fewer than that many other papers is an error, and so is 0 with such a metric.
     """
     if candidate not in ("model", "human"):
         raise ValueError(f"candidate must be 'model' or 'human', got {candidate!r}")
@@ -84,7 +85,9 @@ def iclr(
             references=references,
             seed=seed,
             max_paper_tokens=max_paper_tokens,
-            negatives=negatives_wanted(scorers, negatives),
+            negatives=negatives_wanted(scorers, negatives, scorer_options=scorer_options),
+            scorers=scorers,
+            scorer_options=scorer_options,
         ),
         solver=human_review() if candidate == "human" else generate(),
         scorer=make_scorers(

@@ -13,7 +13,7 @@ from inspect_ai.solver import generate
 from gem_tasks.scoring.adapter import make_scorers
 from gem_tasks.tasks import eval_card
 from gem_tasks.tasks.iclr.iclr import human_review
-from gem_tasks.tasks.samples import paper_dataset
+from gem_tasks.tasks.samples import negatives_wanted, paper_dataset
 
 __all__ = ["DEFAULT_SCORERS", "review_quality"]
 
@@ -41,6 +41,7 @@ def review_quality(
     scorer_options: dict[str, dict[str, Any]] | None = None,
     max_paper_tokens: int = 12000,
     cache_dir: str | None = None,
+    negatives: int | None = None,
 ) -> Task:
     """Structured peer review scored by the Beyond Rating metrics.
 
@@ -64,6 +65,9 @@ def review_quality(
             token; the cut is recorded in the sample metadata).
         cache_dir: folder of the on-disk cache (structured human reviews and their points are
             computed once there and shared by every model scored).
+        negatives: reviews of other papers per paper (negative references) for the metrics
+            that need them (e.g. ``-T scorers=tvd_mi``); default 4 when one is asked for, else
+            none (see ``gem_tasks/iclr``).
     """
     if candidate not in ("model", "human"):
         raise ValueError(f"candidate must be 'model' or 'human', got {candidate!r}")
@@ -77,6 +81,9 @@ def review_quality(
             seed=seed,
             max_paper_tokens=max_paper_tokens,
             system_prompt=f"beyond/review_{prompt}_system",
+            negatives=negatives_wanted(scorers, negatives, scorer_options=scorer_options),
+            scorers=scorers,
+            scorer_options=scorer_options,
         ),
         solver=human_review() if candidate == "human" else generate(),
         scorer=make_scorers(

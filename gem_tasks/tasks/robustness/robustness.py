@@ -66,6 +66,8 @@ def robustness_dataset(
     max_paper_tokens: int,
     level: str | None = None,
     negatives: int = 0,
+    scorers: str | list[str] | None = None,
+    scorer_options: dict[str, dict[str, Any]] | None = None,
 ) -> MemoryDataset:
     """The iclr samples, each with the text to perturb (the held-out review, or its judgment
     summary for judgment-level strategies) and another paper's held-out review."""
@@ -85,6 +87,8 @@ def robustness_dataset(
         seed=seed,
         max_paper_tokens=max_paper_tokens,
         negatives=negatives,
+        scorers=scorers,
+        scorer_options=scorer_options,
     )
     samples = list(base)
     if len(samples) < 2 and perturbation == "random_replacement":
@@ -250,7 +254,9 @@ def robustness(
             seed=seed,
             max_paper_tokens=max_paper_tokens,
             level=level,
-            negatives=negatives_wanted(scorers, negatives),
+            negatives=negatives_wanted(scorers, negatives, scorer_options=scorer_options),
+            scorers=scorers,
+            scorer_options=scorer_options,
         ),
         solver=perturb_review(perturbation),
         scorer=made,

@@ -34,12 +34,14 @@ from scorers.metrics.autopre.core import (
     self_confidence_exam,
 )
 from scorers.metrics.autopre.judging import Judge, Pair, ask_confidence, ask_pairs
+from scorers.types import abstract_problem, real_title
 
 __all__ = [
     "EXAMS",
     "ExamItems",
     "build_exam_items",
     "embedding_similarity",
+    "abstract_records",
     "paper_context",
     "run_exams",
 ]
@@ -48,8 +50,11 @@ EXAMS = ("consistency", "pertinence", "confidence_easy", "confidence_hard")
 _WORD = re.compile(r"[a-z]{3,}")
 
 
-def paper_context(title: str, abstract: str) -> str:
-    return f"{title.strip()}\n\n{abstract.strip()}".strip()
+def paper_context(title: str, abstract: str, paper_id: str = "") -> str:
+    """What a judge is told about the paper: its title (when a real one, see
+    :func:`scorers.types.real_title`) and its abstract."""
+    shown = title.strip() if real_title(title, paper_id) else ""
+    return f"{shown}\n\n{abstract.strip()}".strip()
 
 
 def _words(text: str) -> set[str]:
@@ -63,12 +68,13 @@ def _jaccard(a: set[str], b: set[str]) -> float:
 def embedding_similarity(
     records: Sequence[PaperRecord], encode: Callable[[list[str]], np.ndarray]
 ) -> Callable[[PaperRecord, PaperRecord], float]:
-    """Cosine similarity of the papers' abstracts (the title when there is none) under
-    ``encode`` (texts -> one row per text), every abstract embedded once."""
-    texts = [(r.abstract or r.title).strip() for r in records]
-    if not all(texts):
-        missing = [r.id for r, t in zip(records, texts) if not t]
-        raise ValueError(f"papers with neither abstract nor title cannot be embedded: {missing}")
+    """Cosine similarity of the papers' abstracts under ``encode`` (texts -> one row per text),
+    every abstract embedded once. A paper without a real abstract (empty, or a placeholder) is
+    a ``ValueError``: :func:`build_exam_items` compares papers with abstracts only."""
+    missing = [r.id for r in records if abstract_problem(r.abstract) is not None]
+    if missing:
+        raise ValueError(f"papers without an abstract cannot be compared by it: {missing}")
+    texts = [r.abstract.strip() for r in records]
     vectors = np.asarray(encode(texts), dtype=np.float64)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     if vectors.shape[0] != len(records) or not np.all(norms > 0):
@@ -79,6 +85,20 @@ def embedding_similarity(
         return float(unit[p.id] @ unit[q.id])
 
     return similarity
+
+
+def abstract_records(records: Sequence[PaperRecord]) -> list[PaperRecord]:
+    """The papers with a real abstract (the exams find the similar paper P' and the unrelated
+    paper by their abstracts; an empty abstract or a placeholder cannot be compared). None at
+    all is a ``ValueError``."""
+    kept = [r for r in records if abstract_problem(r.abstract) is None]
+    if not kept:
+        raise ValueError(
+            f"the Auto-PRE exams compare papers by their abstracts, and none of the "
+            f"{len(records)} papers has one (an empty abstract, or a placeholder such as 'Not "
+            "available', is none)"
+        )
+    return kept
 
 
 @dataclass
@@ -99,16 +119,20 @@ def build_exam_items(
     similarity_name: str = "custom",
 ) -> ExamItems:
     """Up to ``m`` exam papers (drawn with ``seed`` among those with 2+ non-empty reviews) and
-    their pairs; every other record is a candidate P' or unrelated paper. ``similarity``
-    (named ``similarity_name`` in the result) defaults to the abstracts' word Jaccard. Fewer
-    than two papers is a ``ValueError``."""
+    their pairs; every other record is a candidate P' or unrelated paper. Papers are compared
+    by their abstracts (``similarity``, named ``similarity_name`` in the result, defaults to the
+    abstracts' word Jaccard), so only papers with a real abstract take part (see
+    :func:`abstract_records`). Fewer than two usable papers is a ``ValueError``."""
+    records = abstract_records(records)
     usable = [r for r in records if sum(bool(v.text.strip()) for v in r.reviews) >= 2]
     if len(usable) < 2 or len(records) < 2:
-        raise ValueError("the Auto-PRE exams need at least two papers with two or more reviews")
+        raise ValueError(
+            "the Auto-PRE exams need at least two papers with an abstract and two or more reviews"
+        )
     chosen = sorted(usable, key=lambda r: r.id)
     random.Random(seed).shuffle(chosen)
     chosen = chosen[: max(1, m)]
-    words = {r.id: _words(r.abstract or r.title) for r in records}
+    words = {r.id: _words(r.abstract) for r in records}
 
     def sim(p: PaperRecord, q: PaperRecord) -> float:
         return similarity(p, q) if similarity else _jaccard(words[p.id], words[q.id])
@@ -122,7 +146,7 @@ def build_exam_items(
         similar, unrelated = ranked[0], ranked[-1]
         ia = max((v for v in similar.reviews if v.text.strip()), key=lambda v: len(v.text))
         far = next(v for v in unrelated.reviews if v.text.strip())
-        context = paper_context(paper.title, paper.abstract)
+        context = paper_context(paper.title, paper.abstract, paper.id)
         first, second = reviews[0], reviews[1]
         add = [
             ("consistency", first, second, paper.id),

@@ -7,9 +7,17 @@
 - ``bartscore_precision``: ``log P(candidate | reference)``;
 - ``bartscore_f1``: their arithmetic mean, as in the notebook.
 
-Each is a summed log-probability (nats), averaged over the references. The notebook cut both
-texts to their first 10,000 characters; we never cut a scored text: a pair that does not fit the
-evaluation LM's context is left out with its reason (stated in the signature's ``text_cut``).
+Each is a summed log-probability (nats), averaged over the references: the GEM authors'
+notebook (``server.ipynb``: ``query_logprob`` sums the assistant turn's token log-probabilities,
+and ``BARTscore_*`` use it as it is) computed their baseline so, and so do we by default. The
+original BARTScore (Yuan, Neubig & Liu, NeurIPS 2021) averages per target token instead; option
+``normalisation="mean"`` gives that (summed log-probability / target tokens, the end-of-turn
+token included). The signature's ``normalisation`` says which: the two are different numbers (a
+sum grows with the text's length) and are never ranked together.
+
+The notebook cut both texts to their first 10,000 characters; we never cut a scored text: a pair
+that does not fit the evaluation LM's context is left out with its reason (stated in the
+signature's ``text_cut``).
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from scorers.errors import MetricError
 from scorers.lm.threads import run_blocking
 from scorers.registry import Metric, MetricSpec, register_metric_class
 from scorers.resources import Resources
@@ -28,6 +37,10 @@ from ..gem.pmi import NOT_AVAILABLE, TooLongError, prediction_request
 __all__ = ["BARTSCORE_VERSION", "BartScore", "BartScoreSignature"]
 
 BARTSCORE_VERSION = 1
+_NORMALISATIONS = {
+    "sum": "sum of the target's token log-probabilities (GEM authors' notebook)",
+    "mean": "mean per target token (original BARTScore)",
+}
 _TEMPLATES = ("gem/predict_system", "gem/predict_user")
 _SOURCE = "GEM paper, §4 Baselines and App. D.3 (the authors' notebook)"
 
@@ -36,6 +49,8 @@ _SOURCE = "GEM paper, §4 Baselines and App. D.3 (the authors' notebook)"
 class BartScoreSignature(Signature):
     evaluation_lm: str = ""
     direction: str = ""
+    normalisation: str = ""
+    """``sum`` (the GEM authors' notebook) or ``mean`` (per target token, original BARTScore)."""
     text_cut: str = "none (over-long pairs are left out)"
     prompts: dict[str, str] = field(default_factory=dict)
 
@@ -46,6 +61,11 @@ class BartScore(Metric):
     def __init__(self, spec: MetricSpec, *, direction: str, **options: Any) -> None:
         super().__init__(spec, **options)
         self.direction = direction
+        if self.options["normalisation"] not in _NORMALISATIONS:
+            raise MetricError(
+                f"metric {spec.name!r}: normalisation must be one of {list(_NORMALISATIONS)}, "
+                f"got {self.options['normalisation']!r}"
+            )
 
     async def ascore(self, item: Item, resources: Resources) -> Result:
         lm = await run_blocking(resources.lm)
@@ -55,6 +75,7 @@ class BartScore(Metric):
             version=BARTSCORE_VERSION,
             evaluation_lm=lm.identity,
             direction=self.direction,
+            normalisation=_NORMALISATIONS[self.options["normalisation"]],
             prompts=prompt_hashes(_TEMPLATES),
         )
         candidate = item.candidate.strip()
@@ -90,24 +111,33 @@ class BartScore(Metric):
             )
         requests = [r for _, recall, precision in pairs for r in (recall, precision)]
         results = await run_blocking(lm.target_logprobs, requests)
+        per_token = self.options["normalisation"] == "mean"
         terms = []
         for index, (reference_id, _, _) in enumerate(pairs):
             recall, precision = results[2 * index], results[2 * index + 1]
+            recall_value = recall.total / recall.n_tokens if per_token else recall.total
+            precision_value = precision.total / precision.n_tokens if per_token else precision.total
             terms.append(
                 {
                     "reference_id": reference_id,
-                    "recall": recall.total,
-                    "precision": precision.total,
-                    "f1": (recall.total + precision.total) / 2,
+                    "recall": recall_value,
+                    "precision": precision_value,
+                    "f1": (recall_value + precision_value) / 2,
+                    "recall_logprob_sum": recall.total,
+                    "precision_logprob_sum": precision.total,
                     "reference_tokens": recall.n_tokens,
                     "candidate_tokens": precision.n_tokens,
                 }
             )
         value = sum(t[self.direction] for t in terms) / len(terms)
-        lines = [f"mean BARTScore-{self.direction} over {len(terms)} reference(s): {value:.3f}"]
+        unit = "nats per token" if per_token else "summed nats"
+        lines = [
+            f"mean BARTScore-{self.direction} over {len(terms)} reference(s): {value:.3f} ({unit})"
+        ]
         lines += [
-            f"- {t['reference_id']}: log P(ref | cand) = {t['recall']:.3f}, "
-            f"log P(cand | ref) = {t['precision']:.3f}"
+            f"- {t['reference_id']}: log P(ref | cand) = {t['recall_logprob_sum']:.3f} "
+            f"({t['reference_tokens']} tokens), log P(cand | ref) = "
+            f"{t['precision_logprob_sum']:.3f} ({t['candidate_tokens']} tokens)"
             for t in terms
         ]
         lines += [f"- {k} left out: {v}" for k, v in skipped.items()]
@@ -130,11 +160,12 @@ def _register(direction: str, display: str, description: str) -> None:
         higher_is_better=True,
         needs=frozenset({"logprobs", "references"}),
         version=BARTSCORE_VERSION,
+        defaults={"normalisation": "sum"},
         description=description,
         source=_SOURCE,
     )
 
 
-_register("precision", "BARTScore-precision", "log P(candidate | reference), summed nats")
-_register("recall", "BARTScore-recall", "log P(reference | candidate), summed nats")
+_register("precision", "BARTScore-precision", "log P(candidate | reference), summed nats (GEM)")
+_register("recall", "BARTScore-recall", "log P(reference | candidate), summed nats (GEM)")
 _register("f1", "BARTScore-F1", "mean of BARTScore-precision and -recall")

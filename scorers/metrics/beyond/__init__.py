@@ -53,7 +53,7 @@ _register(
     CoverageMetric,
     "br_summary_coverage",
     "Summary coverage",
-    needs=frozenset({"embedder", "generator"}),
+    needs=frozenset({"embedder", "generator", "paper_content"}),
     defaults=dict(_CHUNKS),
     roles=(PREPROCESSOR_ROLE,),
     description="sum of the top-5 cosines between the review's summary and the paper's chunks",
@@ -93,7 +93,7 @@ _register(
     QuestionMetric,
     "br_question_score",
     "Question score",
-    needs=frozenset({"generator", "embedder"}),
+    needs=frozenset({"generator", "embedder", "paper_content"}),
     defaults={**_CHUNKS, "other": "zero"},
     roles=(PREPROCESSOR_ROLE, JUDGE_ROLE),
     description="share of the review's questions that are grounded (Explain) or ask for what "

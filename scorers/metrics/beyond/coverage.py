@@ -77,17 +77,12 @@ def coverage(similarities: np.ndarray | list[float], k: int = 5) -> tuple[float,
 def paper_chunks(
     item: Item, embedder: ChunkingEmbedder, *, size: int, overlap: int
 ) -> tuple[list[str], str]:
-    """The paper's chunks (its text, else title and abstract) and which source was used."""
-    paper = item.paper
-    if (paper.paper_text or "").strip():
-        text, source = paper.paper_text.strip(), "paper_text"
-    else:
-        text, source = (
-            f"{paper.title.strip()}\n\n{paper.abstract.strip()}".strip(),
-            "title+abstract",
-        )
-    if not text:
-        raise Unscorable("the paper has no text, title or abstract to compare with")
+    """The paper's chunks (its text, else its abstract with a real title) and which source was
+    used; a paper with neither text nor a real abstract is :class:`Unscorable`."""
+    try:
+        text, source = item.paper.content()
+    except ValueError as missing:
+        raise Unscorable(f"nothing to compare with: {missing}") from None
     ids = embedder.tokenize(text)
     return [
         embedder.detokenize(ids[a:b])

@@ -191,6 +191,17 @@ class ScoringRuleMetric(Metric):
             name == "tv" and estimator == "direct" and product_form
         )
 
+    @property
+    def needs(self) -> frozenset[str]:
+        """Negatives for the f-variational cells and TV direct in its product form (an
+        option); the abstract for ``synopsis=abstract``."""
+        needs = set(self.spec.needs) - {"negatives"}
+        if self.uses_negatives:
+            needs.add("negatives")
+        if self.options.get("synopsis") == "abstract":
+            needs.add("abstract")
+        return frozenset(needs)
+
     # ------------------------------------------------------------------ the cell's quantities
 
     async def _token_side(

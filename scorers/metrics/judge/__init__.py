@@ -7,8 +7,9 @@ The judge is the Inspect model role ``judge`` (the paper used GPT-4o), falling b
 evaluation LM. Decoding: temperature 0, ``max_tokens`` (default 1024) new tokens. A reply whose
 score cannot be read is asked again once, sampled at temperature ``retry_temperature`` (default
 0.7) with seed 1 (a greedy retry would repeat a local judge's reply word for word), then the item
-is unscored with the last reply quoted. The paper is its full text, else title and abstract
-(``paper_source`` in the details); for a local judge with a known context it is cut, by tokens,
+is unscored with the last reply quoted. The paper is its full text, else its abstract (with the
+title when it is a real one; ``paper_source`` in the details); a paper with neither is unscored
+with the reason. For a local judge with a known context it is cut, by tokens,
 to fit with the review and the reply (``paper_truncated``); the review is never cut: a review
 that does not fit is unscored.
 """
@@ -71,12 +72,10 @@ class JudgeSignature(Signature):
 
 class LMExaminer(Metric):
     async def _paper(self, item: Item, resources: Resources) -> tuple[str, dict[str, Any]]:
-        paper = item.paper
-        if (paper.paper_text or "").strip():
-            text, source = paper.paper_text.strip(), "paper_text"
-        else:
-            text = f"{paper.title.strip()}\n\n{paper.abstract.strip()}".strip()
-            source = "title+abstract"
+        try:
+            text, source = item.paper.content()
+        except ValueError as missing:  # no text and no real abstract: nothing to read
+            raise _TooLong(f"nothing for the judge to read the review against: {missing}") from None
         facts: dict[str, Any] = {"paper_source": source, "paper_truncated": False}
         if resources.has_role(JUDGE_ROLE):
             return text, facts
@@ -148,7 +147,7 @@ class LMExaminer(Metric):
 
 
 class _TooLong(Exception):
-    pass
+    """The item cannot be put to the judge (the review does not fit, or there is no paper)."""
 
 
 register_metric_class(
@@ -157,7 +156,7 @@ register_metric_class(
     display_name="LMExaminer",
     family="judge",
     higher_is_better=True,
-    needs=frozenset({"generator", "paper_text"}),
+    needs=frozenset({"generator", "paper_content"}),
     version=JUDGE_VERSION,
     defaults={"max_tokens": 1024, "retry_temperature": RETRY_TEMPERATURE},
     roles=(JUDGE_ROLE,),
