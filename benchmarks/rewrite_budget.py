@@ -61,6 +61,8 @@ def repeats_a_line(text: str) -> bool:
 
 async def measure(texts: list[str], resources: Resources) -> dict[str, Any]:
     generator = resources.generator("preprocessor")
+    stats = resources.cache.stats
+    before_stats = dict(stats)
     start = time.perf_counter()
     old = await generator.generate([preprocess_messages(t) for t in texts], PREPROCESS_SETTINGS)
     old_seconds = time.perf_counter() - start
@@ -101,6 +103,11 @@ async def measure(texts: list[str], resources: Resources) -> dict[str, Any]:
         },
         "per_budget": {str(k): v for k, v in sorted(per_budget.items())},
         "budgets": dict(sorted(Counter(budgets).items())),
+        # generations read from the score cache rather than computed (the seconds count both)
+        "cache": {
+            key: stats.get(key, 0) - before_stats.get(key, 0)
+            for key in ("generation_hit", "generation_miss")
+        },
     }
 
 
@@ -114,7 +121,9 @@ def summary_markdown(result: dict[str, Any]) -> str:
         + (" (with uncommitted changes)" if origin["uncommitted_changes"] else "")
         + f", {origin['date']}, on {origin['machine']['cpu']} ({origin['machine']['cpus']} "
         f"cores). Rewriter: `{result['generator']}`. Data: {result['reviews']} reviews drawn "
-        f"with seed {result['seed']} from `{Path(result['data']).name}`.",
+        f"with seed {result['seed']} from `{Path(result['data']).name}`. Generations read "
+        f"from the score cache: {result['cache']['generation_hit']} (computed: "
+        f"{result['cache']['generation_miss']}; the seconds count both).",
         "",
         "| rule | rewrites | stopped at the limit | of those, repeating a line | seconds |",
         "| --- | --- | --- | --- | --- |",
