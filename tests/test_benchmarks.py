@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import json
 import sys
@@ -543,3 +544,42 @@ def test_beyond_judge_probe_pairs_and_scores_a_judge_with_known_answers(tmp_path
     assert same == {"pairs": 4, "readable": 0, "yes_rate": None, "accuracy": None}
     assert report["calls"] == 12 + 4  # the unreadable ones asked once more
     assert report["summary"]["balanced_accuracy"] is None
+
+
+def test_rewrite_budget_benchmark_counts_cut_rewrites_under_both_rules(tmp_path: Path):
+    """The script that measures how many judgment rewrites stop at their token limit: a scripted
+    rewriter cuts every rewrite whose budget is 256 and none above, so the old rule (256 for
+    every review) cuts all three reviews and the new one only the short review's."""
+    bench = load_benchmark("rewrite_budget")
+    from scorers import Resources
+    from scorers.lm.base import Reply
+
+    class Rewriter:
+        identity = "test/rewriter"
+
+        async def generate(self, conversations, settings):
+            text = "The reviewer appreciates it.\nThe reviewer appreciates it."
+            return [Reply(text, hit_limit=settings.max_new_tokens == 256) for _ in conversations]
+
+    texts = ["short review", "x" * 3000, "y" * 9000]
+    resources = Resources(cache_dir=tmp_path, generators={"preprocessor": Rewriter()})
+    result = asyncio.run(bench.measure(texts, resources))
+    assert (result["before"]["at_limit"], result["after"]["at_limit"]) == (3, 1)
+    assert result["before"]["at_limit_repeating_a_line"] == 3  # the two lines are the same
+    assert result["per_budget"] == {
+        "256": {"reviews": 1, "at_limit_before": 1, "at_limit": 1},
+        "768": {"reviews": 1, "at_limit_before": 1, "at_limit": 0},
+        "1024": {"reviews": 1, "at_limit_before": 1, "at_limit": 0},
+    }
+    assert not bench.repeats_a_line("a\nb\n\nc") and bench.repeats_a_line("a\nb\na")
+    result.update(
+        {
+            "data": "reviews.jsonl",
+            "reviews": 3,
+            "seed": 0,
+            "provenance": bench.provenance(data=[]),
+        }
+    )
+    table = bench.summary_markdown(result)
+    assert "| 256 new tokens for every review | 3 | 3 (100%) | 3 |" in table
+    assert "| 1024 | 1 | 1 | 0 |" in table and result["provenance"]["command"]
