@@ -124,3 +124,31 @@ def test_the_lm_eval_configs_are_package_data():
     for path in configs:
         relative = path.relative_to(REPO / "gem_tasks").as_posix()
         assert any(fnmatch.fnmatch(relative, p) for p in patterns), relative
+
+
+def test_every_public_error_class_derives_from_the_root_error():
+    """One root error: a caller catches everything the project raises on purpose with
+    ``GemTasksError``. Every public exception class defined in ``scorers`` or ``gem_tasks``
+    (private control-flow classes, named with a leading underscore, aside) derives from it."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import gem_tasks
+    import scorers
+    from scorers.errors import GemTasksError
+
+    offenders = []
+    for package in (scorers, gem_tasks):
+        for module in pkgutil.walk_packages(package.__path__, prefix=f"{package.__name__}."):
+            loaded = importlib.import_module(module.name)
+            for name, value in vars(loaded).items():
+                if (
+                    inspect.isclass(value)
+                    and issubclass(value, BaseException)
+                    and value.__module__ == loaded.__name__
+                    and not name.startswith("_")
+                    and not issubclass(value, GemTasksError)
+                ):
+                    offenders.append(f"{loaded.__name__}.{name}")
+    assert not offenders, offenders

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from scorers.errors import GemTasksError
 from scorers.registry import Metric
 from scorers.resources import Resources
 from scorers.signature import prompt_hashes
@@ -26,7 +27,7 @@ _STRUCTURE_PROMPTS = ("beyond/structure_system", "beyond/structure_user")
 _POINT_PROMPTS = ("beyond/points_system", "beyond/points_user")
 
 
-class Unscorable(Exception):
+class Unscorable(GemTasksError):
     """The item cannot be scored by this metric; the message is the reason."""
 
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from scorers.errors import GemTasksError
+
 __all__ = ["OpenReviewError", "RateLimited", "Unreachable", "VenueNotFound"]
 
 
-class OpenReviewError(RuntimeError):
+class OpenReviewError(GemTasksError, RuntimeError):
     """The builder cannot go on; the message names the venue, URL or paper concerned."""
 
 

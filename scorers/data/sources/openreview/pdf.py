@@ -18,10 +18,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from scorers.errors import GemTasksError
+
 __all__ = ["PdfError", "PdfText", "extract_pages", "pdf_to_text", "strip_back_matter"]
 
 
-class PdfError(ValueError):
+class PdfError(GemTasksError, ValueError):
     """A PDF could not be read or has no text layer."""
 
 
