@@ -37,9 +37,9 @@ from gem_tasks.analysis.leaderboard.compare import (
     compare_logs,
     leaderboard,
     ranking_consistency,
-    read_params,
-    signature_differences,
 )
+from gem_tasks.analysis.leaderboard.logs import signature_differences
+from gem_tasks.analysis.leaderboard.params import read_params
 from gem_tasks.analysis.leaderboard.plot import plot_leaderboard
 from gem_tasks.cli import main as cli_main
 from scorers.validation.statistics import holm_adjust, paired_comparison

@@ -152,3 +152,88 @@ def test_every_public_error_class_derives_from_the_root_error():
                 ):
                     offenders.append(f"{loaded.__name__}.{name}")
     assert not offenders, offenders
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Module -> the project modules it imports (anywhere in the file: at the top, inside a
+    function, or for type checking), for ``scorers``, ``gem_tasks`` and ``prompts``. ``from
+    package import submodule`` points at the submodule; a package's ``__init__`` is the package
+    itself."""
+    modules = {}
+    for package in ("scorers", "gem_tasks", "prompts"):
+        for path in (REPO / package).rglob("*.py"):
+            parts = path.relative_to(REPO).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            modules[name] = path
+
+    def resolve(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*parts, base] if base else parts)
+                targets = [
+                    f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
+                    for alias in node.names
+                ]
+            else:
+                continue
+            for target in targets:
+                found = resolve(target)
+                if found and found != name:
+                    graph[name].add(found)
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for other in graph[node]:
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in on_stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in graph:
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_cycles():
+    """The modules of the project import one another without a loop (lazy and type-checking
+    imports count too: a loop hidden inside a function is still a loop in the design)."""
+    graph = _import_graph()
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert graph["gem_tasks.cli"] and graph["scorers.metrics.gem"]  # the graph is not empty
+    assert _cycles(graph) == []

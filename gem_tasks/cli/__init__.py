@@ -6,10 +6,10 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from gem_tasks.analysis.leaderboard.compare import add_leaderboard_command
 from gem_tasks.analysis.leaderboard.correlate import add_correlation_arguments
 from gem_tasks.cli.data import add_data_commands
 from gem_tasks.cli.finetune import add_finetune_commands
+from gem_tasks.cli.leaderboard import add_leaderboard_command
 
 __all__ = ["main"]
 

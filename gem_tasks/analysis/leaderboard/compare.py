@@ -10,28 +10,17 @@ asked to (``merge=True``).
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import math
-import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from gem_tasks.analysis.leaderboard.correlate import (
-    DEFAULT_CORPUS_KEY,
-    add_correlation_arguments,
-    corpus_values,
-    correlation_markdown,
-    correlations_from_args,
-    write_correlations,
-)
+from gem_tasks.analysis.leaderboard.correlate import DEFAULT_CORPUS_KEY, corpus_values
 from gem_tasks.analysis.leaderboard.logs import (
     HUMAN_LABEL,
     LEADERBOARD_TASKS,
@@ -42,12 +31,7 @@ from gem_tasks.analysis.leaderboard.logs import (
     read_scores,
     signature_differences,
 )
-from gem_tasks.analysis.leaderboard.render import (
-    leaderboard_markdown,
-    params_for,
-    read_params,
-    write_leaderboard,
-)
+from gem_tasks.analysis.leaderboard.types import Leaderboard
 from scorers.validation.statistics import (
     holm_adjust,
     largest_difference_share,
@@ -61,17 +45,9 @@ from scorers.validation.statistics import (
 __all__ = [
     "HUMAN_LABEL",
     "Leaderboard",
-    "add_leaderboard_command",
     "compare_logs",
     "leaderboard",
-    "leaderboard_markdown",
-    "metric_name",
-    "params_for",
     "ranking_consistency",
-    "read_params",
-    "read_scores",
-    "signature_differences",
-    "write_leaderboard",
 ]
 
 
@@ -272,29 +248,6 @@ def ranking_consistency(table: pd.DataFrame) -> pd.DataFrame:
 # -- the whole comparison ------------------------------------------------------------------------
 
 
-@dataclass
-class Leaderboard:
-    """Everything the comparison found.
-
-    ``table``: one row per metric, signature group and model (``papers`` seen, ``scored``,
-    ``unscored``, ``errored``, ``mean``, ``stderr``, the Student-t interval, ``rank`` within the
-    group (1 = best; the human baseline is ranked too), ``better_than``: the models it beats with
-    two-sided paired p < 1 − level). ``pairs``: every two models of a group on the papers both
-    scored. ``groups``: the signature of each group. ``differences``: per metric, the fields in
-    which its groups' signatures differ. ``consistency``: Spearman's ρ between groups.
-    """
-
-    table: pd.DataFrame
-    pairs: pd.DataFrame
-    groups: pd.DataFrame
-    differences: pd.DataFrame
-    consistency: pd.DataFrame
-    scores: pd.DataFrame
-    level: float = 0.90
-    merged: bool = False
-    notes: list[str] = field(default_factory=list)
-
-
 def _group_table(scores: pd.DataFrame, groups: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for _, g in groups.iterrows():
@@ -487,55 +440,3 @@ def leaderboard(
     table = board.table.copy()
     table.attrs["notes"] = list(board.notes)
     return table
-
-
-# -- command line --------------------------------------------------------------------------------
-
-
-def _run(args: argparse.Namespace) -> int:
-    if args.plot and not args.out:
-        raise ValueError("--plot writes PNG files: give an output folder with --out DIR")
-    params = read_params(args.params) if args.params else None
-    board = compare_logs(args.logs, merge=args.merge, progress=not args.quiet)
-    correlations = correlations_from_args(board, args)
-    if args.out:  # files first: the printout may go to a pipe that closes early
-        paths = write_leaderboard(board, args.out, params=params, plot=args.plot)
-        for result in correlations:
-            paths.update(
-                {
-                    f"{k}:{result.against}": v
-                    for k, v in write_correlations(result, args.out).items()
-                }
-            )
-        print("written: " + ", ".join(str(p) for p in paths.values()), file=sys.stderr)
-    print(leaderboard_markdown(board))
-    for result in correlations:
-        print(correlation_markdown(result))
-    return 0
-
-
-def add_leaderboard_command(subparsers: Any) -> None:
-    """Register ``gem-tasks leaderboard`` on an argparse subparsers object; its ``run`` default
-    returns the exit status."""
-    parser = subparsers.add_parser(
-        "leaderboard",
-        help="rank models from their gem_tasks/iclr and gem_tasks/review_quality logs (mean, SE, "
-        "90%% CI, paired tests)",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("logs", nargs="+", help="Inspect log files or folders")
-    parser.add_argument("--out", help="folder for leaderboard.md/.csv/.json (and plots)")
-    parser.add_argument(
-        "--merge",
-        action="store_true",
-        help="rank scores with different signatures (evaluation LM, preprocessor, prompts, "
-        "synopsis, package version) together",
-    )
-    parser.add_argument(
-        "--params", help="YAML or CSV of model -> parameters in billions (for the plot)"
-    )
-    parser.add_argument("--plot", action="store_true", help="write a PNG per metric (needs --out)")
-    add_correlation_arguments(parser, "--correlate-with", "--against")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    parser.set_defaults(run=_run)

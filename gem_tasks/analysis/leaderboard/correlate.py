@@ -38,7 +38,7 @@ from scorers.registry import metric_spec
 from scorers.validation.statistics import pearson, pearson_confidence_interval, spearman
 
 if TYPE_CHECKING:
-    from gem_tasks.analysis.leaderboard.compare import Leaderboard
+    from gem_tasks.analysis.leaderboard.types import Leaderboard
 
 __all__ = [
     "DEFAULT_AGAINST",

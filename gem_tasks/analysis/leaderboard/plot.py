@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 if TYPE_CHECKING:
-    from gem_tasks.analysis.leaderboard.compare import Leaderboard
+    from gem_tasks.analysis.leaderboard.types import Leaderboard
 
 __all__ = ["LeaderboardPlot", "PlottedPoint", "plot_group", "plot_leaderboard"]
 
@@ -67,7 +67,7 @@ def plot_group(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from gem_tasks.analysis.leaderboard.render import params_for
+    from gem_tasks.analysis.leaderboard.params import params_for
 
     ci = f"ci{round(level * 100)}"
     drawn = rows[rows["mean"].notna()]

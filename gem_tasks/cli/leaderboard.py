@@ -1,0 +1,70 @@
+"""``gem-tasks leaderboard``: rank models from their logs (see
+:mod:`gem_tasks.analysis.leaderboard.compare`), write the tables, plots and correlations."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from gem_tasks.analysis.leaderboard.compare import __doc__ as COMPARE_DOC
+from gem_tasks.analysis.leaderboard.compare import compare_logs
+from gem_tasks.analysis.leaderboard.correlate import (
+    add_correlation_arguments,
+    correlation_markdown,
+    correlations_from_args,
+    write_correlations,
+)
+from gem_tasks.analysis.leaderboard.params import read_params
+from gem_tasks.analysis.leaderboard.render import leaderboard_markdown, write_leaderboard
+
+__all__ = ["add_leaderboard_command"]
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.plot and not args.out:
+        raise ValueError("--plot writes PNG files: give an output folder with --out DIR")
+    params = read_params(args.params) if args.params else None
+    board = compare_logs(args.logs, merge=args.merge, progress=not args.quiet)
+    correlations = correlations_from_args(board, args)
+    if args.out:  # files first: the printout may go to a pipe that closes early
+        paths = write_leaderboard(board, args.out, params=params, plot=args.plot)
+        for result in correlations:
+            paths.update(
+                {
+                    f"{k}:{result.against}": v
+                    for k, v in write_correlations(result, args.out).items()
+                }
+            )
+        print("written: " + ", ".join(str(p) for p in paths.values()), file=sys.stderr)
+    print(leaderboard_markdown(board))
+    for result in correlations:
+        print(correlation_markdown(result))
+    return 0
+
+
+def add_leaderboard_command(subparsers: Any) -> None:
+    """Register ``gem-tasks leaderboard`` on an argparse subparsers object; its ``run`` default
+    returns the exit status."""
+    parser = subparsers.add_parser(
+        "leaderboard",
+        help="rank models from their gem_tasks/iclr and gem_tasks/review_quality logs (mean, SE, "
+        "90%% CI, paired tests)",
+        description=COMPARE_DOC,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("logs", nargs="+", help="Inspect log files or folders")
+    parser.add_argument("--out", help="folder for leaderboard.md/.csv/.json (and plots)")
+    parser.add_argument(
+        "--merge",
+        action="store_true",
+        help="rank scores with different signatures (evaluation LM, preprocessor, prompts, "
+        "synopsis, package version) together",
+    )
+    parser.add_argument(
+        "--params", help="YAML or CSV of model -> parameters in billions (for the plot)"
+    )
+    parser.add_argument("--plot", action="store_true", help="write a PNG per metric (needs --out)")
+    add_correlation_arguments(parser, "--correlate-with", "--against")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.set_defaults(run=_run)
