@@ -53,7 +53,7 @@ from scorers.lm.cache import CachedEvaluationLM, ScoreCache
 from scorers.lm.chat import build_scoring_request
 from scorers.lm.hf import HFEvaluationLM
 from scorers.lm.prefix_tree import scoring_plan, tokens_computed
-from scorers.metrics.gem.pmi import NOT_AVAILABLE, prediction_messages
+from scorers.pmi import NOT_AVAILABLE, prediction_messages
 
 HERE = Path(__file__).resolve().parent
 SHARED = HERE.parent.parent / "shared" / "data"

@@ -17,7 +17,7 @@ from scorers.lm import load_evaluation_lm, parse_spec
 from scorers.lm.base import EvaluationLM, GenerationSettings, LogprobResult, ScoringRequest
 from scorers.lm.cache import CachedEvaluationLM, ScoreCache
 from scorers.lm.generation import CachedGenerator, LocalGenerator, TextGenerator
-from scorers.metrics.gem.pmi import NOT_AVAILABLE, Outcome, Reference, pmi_terms, score_review
+from scorers.pmi import NOT_AVAILABLE, Outcome, Reference, pmi_terms, score_review
 from scorers.registry import Metric, MetricSpec, get_metric, list_metrics, register_metric
 from scorers.resources import Resources
 from scorers.signature import Signature

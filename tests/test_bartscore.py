@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from scorers import Item, Paper, Resources, Review, get_metric
-from scorers.metrics.gem.pmi import NOT_AVAILABLE, prediction_request
+from scorers.pmi import NOT_AVAILABLE, prediction_request
 
 CANDIDATE = "The method is novel. The experiments use one seed only."
 REFERENCES = ("The evaluation is too small.", "A clear paper with a novel idea.")

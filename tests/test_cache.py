@@ -10,7 +10,7 @@ import pytest
 
 from scorers.lm.base import GenerationSettings, LogprobResult, ScoringRequest
 from scorers.lm.cache import CachedEvaluationLM, ScoreCache
-from scorers.metrics.gem.pmi import Reference, score_review
+from scorers.pmi import Reference, score_review
 from scorers.text.judgments import preprocess_reviews
 
 REFERENCES = {

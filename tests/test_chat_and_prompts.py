@@ -8,7 +8,7 @@ import pytest
 
 import prompts
 from scorers.lm.chat import ChatRenderError, build_scoring_request
-from scorers.metrics.gem.pmi import NOT_AVAILABLE, prediction_messages
+from scorers.pmi import NOT_AVAILABLE, prediction_messages
 
 SYSTEM_C2 = (
     "You are the second reviewer for a scientific paper. You are given the abstract of the paper "

@@ -14,7 +14,7 @@ from conftest import write_jsonl
 from gem_tasks.tasks.iclr import iclr
 from gem_tasks.tasks.robustness import robustness
 from scorers.data.records import RecordError, parse_record, split_reviews
-from scorers.metrics.gem.pmi import Reference, score_review
+from scorers.pmi import Reference, score_review
 from scorers.text.judgments import EmptyTextError, assw_messages, preprocess_messages
 
 JUDGMENTS = "The reviewer appreciates the method.\nThe reviewer criticizes the evaluation."

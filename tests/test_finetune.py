@@ -24,7 +24,7 @@ from scorers.finetune.data import (
     training_pairs,
 )
 from scorers.lm.adapter import AdapterError, adapter_fingerprint
-from scorers.metrics.gem.pmi import NOT_AVAILABLE, prediction_request
+from scorers.pmi import NOT_AVAILABLE, prediction_request
 from scorers.text.judgments import Preprocessed
 
 pytest.importorskip("peft")

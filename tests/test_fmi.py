@@ -13,6 +13,7 @@ import pytest
 from scorers import Item, Paper, Resources, Review, get_metric
 from scorers.data.negatives import draw_negatives
 from scorers.data.records import PaperRecord, RecordError, ReviewRecord
+from scorers.lm.asking import ReplyError
 from scorers.metrics.fmi import (
     DIVERGENCES,
     RatioOverflow,
@@ -22,13 +23,8 @@ from scorers.metrics.fmi import (
     f_variational,
     variational_from_critic,
 )
-from scorers.metrics.fmi.oracle import (
-    OracleReplyError,
-    gppm_line_scores,
-    likelihood_messages,
-    parse_binary,
-    parse_likelihood,
-)
+from scorers.metrics.fmi.oracle import parse_binary
+from scorers.oracle import gppm_line_scores, likelihood_messages, parse_likelihood
 from scorers.registry import list_metrics
 
 LN2 = math.log(2.0)
@@ -173,7 +169,7 @@ def test_likelihood_parser_is_strict():
         ("[1] a <SCORE=1>\n[2] b <SCORE=0>", 3, "expected 3"),
         ("[1] a <SCORE=1> <SCORE=2>", 1, "two scores|2 scores"),
     ):
-        with pytest.raises(OracleReplyError, match=match) as error:
+        with pytest.raises(ReplyError, match=match) as error:
             parse_likelihood(bad, count)
         assert error.value.reply == bad
 
@@ -203,7 +199,7 @@ def test_binary_parser(reply, value):
     "reply", ["", "Maybe", "Yesterday it was fine", "The answer is yes", "Nope"]
 )
 def test_binary_parser_refuses_other_replies(reply):
-    with pytest.raises(OracleReplyError):
+    with pytest.raises(ReplyError):
         parse_binary(reply)
 
 

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from scorers.metrics.gem.pmi import NOT_AVAILABLE, Reference, TooLongError, pmi_terms, score_review
+from scorers.pmi import NOT_AVAILABLE, Reference, TooLongError, pmi_terms, score_review
 from scorers.text.judgments import Preprocessed, count_judgment_lines
 
 X = "The reviewer appreciates the clear writing.\nThe reviewer criticizes the missing baseline."

@@ -122,7 +122,7 @@ def paper_requests(tokenizer) -> list[ScoringRequest]:
     """Two papers' GEM requests: one candidate against three references, conditional and
     marginal, so prompts share the system prompt + synopsis and the candidate's judgments."""
     from scorers.lm.chat import build_scoring_request
-    from scorers.metrics.gem.pmi import NOT_AVAILABLE, prediction_messages
+    from scorers.pmi import NOT_AVAILABLE, prediction_messages
 
     requests = []
     for paper in range(2):

@@ -237,3 +237,23 @@ def test_no_import_cycles():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert graph["gem_tasks.cli"] and graph["scorers.metrics.gem"]  # the graph is not empty
     assert _cycles(graph) == []
+
+
+def test_families_do_not_reach_into_each_other():
+    """A metric family (one folder of ``scorers/metrics/``) imports the core, never another
+    family: what two families share lives in the core (``scorers.pmi``, ``scorers.oracle``,
+    ``scorers.text``); a family uses another's metric only through the registry. The core does
+    not import a family either (the registry discovers them)."""
+    graph = _import_graph()
+
+    def family(module: str) -> str | None:
+        parts = module.split(".")
+        return parts[2] if parts[:2] == ["scorers", "metrics"] and len(parts) > 2 else None
+
+    crossing = sorted(
+        f"{module} -> {target}"
+        for module, targets in graph.items()
+        for target in targets
+        if family(target) and family(target) != family(module) and module.startswith("scorers")
+    )
+    assert crossing == []

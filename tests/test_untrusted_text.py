@@ -15,7 +15,7 @@ from scorers.lm.chat import (
     generation_prompt_ids,
     render_chat,
 )
-from scorers.metrics.gem.pmi import NOT_AVAILABLE, prediction_messages
+from scorers.pmi import NOT_AVAILABLE, prediction_messages
 from scorers.text.judgments import assw_messages, preprocess_messages
 
 LLAMA3_TEMPLATE = (

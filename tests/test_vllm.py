@@ -18,7 +18,7 @@ import pytest
 from scorers.lm.base import GenerationSettings, ScoringRequest
 from scorers.lm.cache import CachedEvaluationLM, ScoreCache
 from scorers.lm.vllm import EvaluationLMError, VLLMEngineLM, VLLMServerLM
-from scorers.metrics.gem.pmi import pair_terms, pmi_terms
+from scorers.pmi import pair_terms, pmi_terms
 
 HAVE_VLLM = importlib.util.find_spec("vllm") is not None
 if not HAVE_VLLM and os.environ.get("GEM_TASKS_REQUIRE_VLLM") == "1":

@@ -12,7 +12,7 @@ ordered conditional pairs** ``gen(r̂i, r̂j)`` for ``i != j`` **and the three m
 ``gen(Null, r̂i)``; the appendix's five calls are all among them. So every conditional and
 marginal probability GEM takes between two of a paper's reviews is trained on.
 
-Each pair is exactly the request GEM scores (:func:`scorers.metrics.gem.pmi.prediction_messages`
+Each pair is exactly the request GEM scores (:func:`scorers.pmi.prediction_messages`
 rendered by :func:`scorers.lm.chat.build_scoring_request`, content tokenised as plain text):
 synopsis "Not available" for GEM, the paper's abstract for GEM-S; first-reviewer slot the
 reference judgments (conditional) or "Not available" (marginal); the assistant turn forced to the
@@ -41,7 +41,7 @@ from typing import Any, Literal
 from scorers.data.records import PaperRecord, ReviewRecord
 from scorers.errors import GemTasksError
 from scorers.lm.chat import build_scoring_request
-from scorers.metrics.gem.pmi import NOT_AVAILABLE, prediction_messages
+from scorers.pmi import NOT_AVAILABLE, prediction_messages
 from scorers.text.judgments import Preprocessed
 
 __all__ = [

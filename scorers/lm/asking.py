@@ -18,11 +18,13 @@ T = TypeVar("T")
 
 
 class ReplyError(GemTasksError, ValueError):
-    """A model reply that cannot be read as the answer asked for (``calls``: generations spent
-    before giving up, when known)."""
+    """A model reply that cannot be read as the answer asked for: the one reply-error type of
+    every parser (``reply``: the reply, quoted in the message when given; ``calls``:
+    generations spent before giving up, when known)."""
 
-    def __init__(self, message: str, *, calls: int = 0) -> None:
-        super().__init__(message)
+    def __init__(self, message: str, *, reply: str | None = None, calls: int = 0) -> None:
+        super().__init__(message if reply is None else f"{message}; reply: {reply[:500]!r}")
+        self.reply = reply
         self.calls = calls
 
 

@@ -44,6 +44,8 @@ __all__ = [
     "Preprocessed",
     "assw_messages",
     "count_judgment_lines",
+    "judgment_statements",
+    "lines_not_statements",
     "normalise_judgments",
     "preprocess_messages",
     "preprocess_reviews",
@@ -80,6 +82,8 @@ Generator = Callable[[Sequence[Sequence[ChatMessage]], GenerationSettings], list
 """Anything that turns conversations into assistant replies (a backend's ``generate``)."""
 
 _BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+")
+_STATEMENT_MARKER = re.compile(r"^(?:[-*\u2022]|\d+[.)]|\[\d+\])\s*")
+"""A list marker before a statement: ``-``, ``*``, ``•``, ``1.``, ``1)`` or ``[1]``."""
 
 
 @dataclass(frozen=True)
@@ -200,3 +204,22 @@ async def rewrite_reviews(generator: TextGenerator, reviews: Sequence[str]) -> l
 def summarise_assw(paper_texts: Sequence[str], generate: Generator) -> list[str]:
     """Author-stated strengths and weaknesses of each paper (App. C.4), as the LLM wrote them."""
     return [o.strip() for o in generate([assw_messages(t) for t in paper_texts], ASSW_SETTINGS)]
+
+
+def judgment_statements(judgments: str) -> list[str]:
+    """The judgment lines of an App. C.1 rewrite (list markers removed; lines that are not
+    judgments, such as a preamble, are dropped)."""
+    out = []
+    for line in judgments.splitlines():
+        text = _STATEMENT_MARKER.sub("", line.strip()).strip()
+        if text.startswith(JUDGMENT_LINE_START + " "):
+            out.append(text)
+    return out
+
+
+def lines_not_statements(judgments: str) -> int:
+    """How many non-blank lines of a rewrite :func:`judgment_statements` leaves out (a preamble,
+    or the "They also ..." sentences of a paragraph-style rewrite): counted in the metadata of
+    the metrics that score judgment lines, so that nothing vanishes without a trace."""
+    lines = sum(1 for line in judgments.splitlines() if line.strip())
+    return lines - len(judgment_statements(judgments))

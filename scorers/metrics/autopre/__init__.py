@@ -21,9 +21,7 @@ by hand (model roles, option ``judges``; weights given or uniform): not Auto-PRE
 
 from __future__ import annotations
 
-from scorers.registry import register_metric_class
-
-from .panel import (
+from scorers.metrics.autopre.panel import (
     AUTOPRE_VERSION,
     JUDGE_ROLES,
     AutoPrePanel,
@@ -31,6 +29,7 @@ from .panel import (
     load_qualification,
     parse_judges,
 )
+from scorers.registry import register_metric_class
 
 __all__ = [
     "AUTOPRE_VERSION",

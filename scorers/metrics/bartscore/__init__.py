@@ -27,12 +27,11 @@ from typing import Any
 
 from scorers.errors import MetricError
 from scorers.lm.threads import run_blocking
+from scorers.pmi import NOT_AVAILABLE, TooLongError, prediction_request
 from scorers.registry import Metric, MetricSpec, register_metric_class
 from scorers.resources import Resources
 from scorers.signature import Signature, prompt_hashes
 from scorers.types import Item, Result
-
-from ..gem.pmi import NOT_AVAILABLE, TooLongError, prediction_request
 
 __all__ = ["BARTSCORE_VERSION", "BartScore", "BartScoreSignature"]
 

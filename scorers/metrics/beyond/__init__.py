@@ -21,14 +21,13 @@ from __future__ import annotations
 from typing import Any
 
 from scorers.lm.embedding import DEFAULT_EMBEDDER
+from scorers.metrics.beyond.alignment import AlignmentMetric
+from scorers.metrics.beyond.common import BEYOND_VERSION, JUDGE_ROLE, PREPROCESSOR_ROLE
+from scorers.metrics.beyond.coverage import CoverageMetric
+from scorers.metrics.beyond.focus import DEFAULT_ALPHA, FocusMetric, corpus_kl
+from scorers.metrics.beyond.questions import QuestionMetric
+from scorers.metrics.beyond.rating import RatingErrorMetric
 from scorers.registry import register_metric_class
-
-from .alignment import AlignmentMetric
-from .common import BEYOND_VERSION, JUDGE_ROLE, PREPROCESSOR_ROLE
-from .coverage import CoverageMetric
-from .focus import DEFAULT_ALPHA, FocusMetric, corpus_kl
-from .questions import QuestionMetric
-from .rating import RatingErrorMetric
 
 __all__ = ["BEYOND_VERSION"]
 

@@ -25,11 +25,10 @@ from typing import Any
 
 import prompts
 from scorers.lm.base import ChatMessage
+from scorers.metrics.beyond.common import BINARY_SETTINGS, JUDGE_ROLE, ask_many, parse_yes_no
+from scorers.metrics.beyond.family import BeyondMetric, Unscorable
 from scorers.resources import Resources
 from scorers.types import Item
-
-from .common import BINARY_SETTINGS, JUDGE_ROLE, ask_many, parse_yes_no
-from .family import BeyondMetric, Unscorable
 
 __all__ = ["AlignmentMetric", "alignment_scores", "match_messages"]
 

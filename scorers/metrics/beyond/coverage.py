@@ -25,10 +25,9 @@ import numpy as np
 
 from scorers.lm.embedding import Embedder
 from scorers.lm.threads import run_blocking
+from scorers.metrics.beyond.family import BeyondMetric, Unscorable
 from scorers.resources import Resources
 from scorers.types import Item
-
-from .family import BeyondMetric, Unscorable
 
 __all__ = ["ChunkingEmbedder", "CoverageMetric", "chunk_windows", "coverage", "paper_chunks"]
 

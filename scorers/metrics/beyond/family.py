@@ -6,13 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from scorers.errors import GemTasksError
-from scorers.registry import Metric
-from scorers.resources import Resources
-from scorers.signature import prompt_hashes
-from scorers.types import Item, Result, note_limits
-
-from .common import BEYOND_VERSION, JUDGE_ROLE, PREPROCESSOR_ROLE, BeyondSignature, ReplyError
-from .structure import (
+from scorers.metrics.beyond.common import (
+    BEYOND_VERSION,
+    JUDGE_ROLE,
+    PREPROCESSOR_ROLE,
+    BeyondSignature,
+    ReplyError,
+)
+from scorers.metrics.beyond.structure import (
     POINTS_SETTINGS,
     STRUCTURE_SETTINGS,
     Fields,
@@ -20,6 +21,10 @@ from .structure import (
     extract_points,
     review_fields,
 )
+from scorers.registry import Metric
+from scorers.resources import Resources
+from scorers.signature import prompt_hashes
+from scorers.types import Item, Result, note_limits
 
 __all__ = ["BeyondMetric", "Unscorable"]
 

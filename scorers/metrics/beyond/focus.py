@@ -20,11 +20,10 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from scorers.metrics.beyond.family import BeyondMetric
+from scorers.metrics.beyond.structure import CATEGORIES
 from scorers.resources import Resources
 from scorers.types import Item
-
-from .family import BeyondMetric
-from .structure import CATEGORIES
 
 __all__ = ["DEFAULT_ALPHA", "FocusMetric", "corpus_kl", "kl_divergence", "smoothed"]
 

@@ -27,12 +27,11 @@ import numpy as np
 import prompts
 from scorers.lm.base import ChatMessage
 from scorers.lm.threads import run_blocking
+from scorers.metrics.beyond.common import BINARY_SETTINGS, JUDGE_ROLE, ask_many, parse_yes_no
+from scorers.metrics.beyond.coverage import ChunkingEmbedder, paper_chunks
+from scorers.metrics.beyond.family import BeyondMetric, Unscorable
 from scorers.resources import Resources
 from scorers.types import Item
-
-from .common import BINARY_SETTINGS, JUDGE_ROLE, ask_many, parse_yes_no
-from .coverage import ChunkingEmbedder, paper_chunks
-from .family import BeyondMetric, Unscorable
 
 __all__ = ["QuestionMetric", "question_messages", "question_score"]
 

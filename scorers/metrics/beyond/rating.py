@@ -15,11 +15,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from scorers.metrics.beyond.family import BeyondMetric, Unscorable
 from scorers.resources import Resources
 from scorers.text.structured import parse_review
 from scorers.types import Item
-
-from .family import BeyondMetric, Unscorable
 
 __all__ = ["RatingErrorMetric", "rating_error"]
 

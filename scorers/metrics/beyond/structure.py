@@ -22,9 +22,8 @@ from typing import Any
 import prompts
 from scorers.lm.base import ChatMessage, GenerationSettings, hit_limit
 from scorers.lm.generation import TextGenerator
+from scorers.metrics.beyond.common import ReplyError, ask_many, quote
 from scorers.text.structured import TEXT_FIELDS, StructuredReview, parse_review, parse_sections
-
-from .common import ReplyError, ask_many, quote
 
 __all__ = [
     "CATEGORIES",

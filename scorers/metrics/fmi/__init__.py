@@ -9,12 +9,21 @@ GPPM §5.2 defines its JUDGMENT score; the paper states no other rule for this c
 
 from __future__ import annotations
 
+from scorers.metrics.fmi.divergences import DIVERGENCES, FDivergence, RatioOverflow, divergence
+from scorers.metrics.fmi.estimators import (
+    Estimate,
+    direct,
+    direct_product,
+    f_variational,
+    variational_from_critic,
+)
+from scorers.metrics.fmi.family import (
+    SCORING_RULES_VERSION,
+    ScoringRuleMetric,
+    ScoringRuleSignature,
+)
+from scorers.oracle import ORACLE_SETTINGS
 from scorers.registry import register_metric_class
-
-from .divergences import DIVERGENCES, FDivergence, RatioOverflow, divergence
-from .estimators import Estimate, direct, direct_product, f_variational, variational_from_critic
-from .family import SCORING_RULES_VERSION, ScoringRuleMetric, ScoringRuleSignature
-from .oracle import ORACLE_SETTINGS
 
 __all__ = [
     "DIVERGENCES",

@@ -25,7 +25,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .divergences import FDivergence, RatioOverflow
+from scorers.metrics.fmi.divergences import FDivergence, RatioOverflow
 
 __all__ = [
     "Estimate",

@@ -8,7 +8,8 @@
   of other papers, drawn once per paper by :mod:`scorers.data.negatives`).
 - R and Π: ``token`` with autoregression (the evaluation LM's PMI between judgment rewrites, the
   GEM family's own computation: ``log r̂ = PMI``), ``report`` or ``statement`` with the LLM oracle
-  (:mod:`.oracle`, model role ``oracle``, else the evaluation LM). The likelihood-style oracle
+  (model role ``oracle``, else the evaluation LM; the binary questions in :mod:`.oracle`, the
+  7-point question shared with GPPM in :mod:`scorers.oracle`). The likelihood-style oracle
   (GPPM's 7-point judgment, ``log r̂ = k ln 2``) serves every cell except TV f-variational, where
   the oracle's binary answer is the critic itself (±½): "same item?" at report level (TVD-MI),
   "does the candidate support this statement?" per statement (the paper's new metric).
@@ -58,35 +59,37 @@ from typing import Any, Literal
 
 from scorers.errors import MetricError
 from scorers.lm.base import hit_limit
-from scorers.registry import Metric, MetricSpec, get_metric
-from scorers.resources import Resources
-from scorers.signature import Signature, prompt_hashes
-from scorers.text.judgments import REWRITE_BUDGET, Preprocessed, rewrite_budget, rewrite_reviews
-from scorers.types import AT_TOKEN_LIMIT, Item, Result, Review, note_limits
-
-from . import estimators
-from .divergences import DIVERGENCES, RatioOverflow, divergence
-from .oracle import (
+from scorers.metrics.fmi import estimators
+from scorers.metrics.fmi.divergences import DIVERGENCES, RatioOverflow, divergence
+from scorers.metrics.fmi.oracle import (
     BINARY_SETTINGS,
-    NOT_GIVEN,
-    ORACLE_ROLE,
-    ORACLE_SETTINGS,
     Parsed,
     ask,
-    likelihood_messages,
-    log_ratio,
     parse_binary,
-    parse_likelihood,
     same_item_messages,
     support_messages,
 )
-from .statements import (
-    DECOMPOSE_SETTINGS,
-    claim_lines,
-    decompose_messages,
+from scorers.metrics.fmi.statements import DECOMPOSE_SETTINGS, claim_lines, decompose_messages
+from scorers.oracle import (
+    NOT_GIVEN,
+    ORACLE_ROLE,
+    ORACLE_SETTINGS,
+    likelihood_messages,
+    log_ratio,
+    parse_likelihood,
+)
+from scorers.registry import Metric, MetricSpec, get_metric
+from scorers.resources import Resources
+from scorers.signature import Signature, prompt_hashes
+from scorers.text.judgments import (
+    REWRITE_BUDGET,
+    Preprocessed,
     judgment_statements,
     lines_not_statements,
+    rewrite_budget,
+    rewrite_reviews,
 )
+from scorers.types import AT_TOKEN_LIMIT, Item, Result, Review, note_limits
 
 __all__ = ["SCORING_RULES_VERSION", "ScoringRuleMetric", "ScoringRuleSignature"]
 
@@ -526,7 +529,7 @@ class ScoringRuleMetric(Metric):
                 kind = "support" if self.representation == "statement" else "same_item"
                 templates += [f"fmi/{kind}_system", f"fmi/{kind}_user"]
             else:
-                templates += ["fmi/likelihood_system", "fmi/likelihood_user"]
+                templates += ["gppm/judgment_system", "gppm/judgment_user"]
             if self.representation == "statement":
                 if self.options.get("statements", "judgments") == "judgments":
                     templates += ["gem/preprocess_system", "gem/preprocess_user"]

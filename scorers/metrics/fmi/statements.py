@@ -5,7 +5,8 @@ Two decompositions:
 
 - ``judgments`` (default, peer review): the GEM App. C.1 judgment rewrite, one "The reviewer ..."
   line per claim (the rewrite the GEM family already makes and caches, or the dataset's stored
-  one with ``dataset_summaries``); this is what GPPM's JUDGMENT statements were;
+  one with ``dataset_summaries``; read by :func:`scorers.text.judgments.judgment_statements`);
+  this is what GPPM's JUDGMENT statements were;
 - ``llm``: a generic atomic-claim prompt (``prompts/fmi/decompose_*``, written for the
   project), one claim per line.
 
@@ -18,38 +19,12 @@ import re
 
 import prompts
 from scorers.lm.base import ChatMessage, GenerationSettings
-from scorers.text.judgments import JUDGMENT_LINE_START
 
-__all__ = [
-    "DECOMPOSE_SETTINGS",
-    "claim_lines",
-    "decompose_messages",
-    "judgment_statements",
-    "lines_not_statements",
-]
+__all__ = ["DECOMPOSE_SETTINGS", "claim_lines", "decompose_messages"]
 
 DECOMPOSE_SETTINGS = GenerationSettings(max_new_tokens=1024, temperature=0.0)
 
 _BULLET = re.compile(r"^(?:[-*\u2022]|\d+[.)]|\[\d+\])\s*")
-
-
-def judgment_statements(judgments: str) -> list[str]:
-    """The judgment lines of an App. C.1 rewrite (list markers removed; lines that are not
-    judgments, such as a preamble, are dropped)."""
-    out = []
-    for line in judgments.splitlines():
-        text = _BULLET.sub("", line.strip()).strip()
-        if text.startswith(JUDGMENT_LINE_START + " "):
-            out.append(text)
-    return out
-
-
-def lines_not_statements(judgments: str) -> int:
-    """How many non-blank lines of a rewrite :func:`judgment_statements` leaves out (a preamble,
-    or the "They also ..." sentences of a paragraph-style rewrite): counted in the metadata of
-    the metrics that score judgment lines, so that nothing vanishes without a trace."""
-    lines = sum(1 for line in judgments.splitlines() if line.strip())
-    return lines - len(judgment_statements(judgments))
 
 
 def claim_lines(reply: str) -> list[str]:

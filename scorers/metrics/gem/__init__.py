@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+from scorers.metrics.gem.family import GEM_VERSION, PREPROCESSOR_ROLE, GemMetric, GemSignature
+from scorers.pmi import NOT_AVAILABLE, Outcome, Reference, ReferenceTerm, pmi_terms, score_review
 from scorers.registry import register_metric_class
-
-from .family import GEM_VERSION, PREPROCESSOR_ROLE, GemMetric, GemSignature
-from .pmi import NOT_AVAILABLE, Outcome, Reference, ReferenceTerm, pmi_terms, score_review
 
 __all__ = [
     "GEM_VERSION",

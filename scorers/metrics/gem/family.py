@@ -1,7 +1,7 @@
 """The GEM family as metrics of the registry: GEM, GEM-raw, GEM-S (abstract) and GEM-S (ASSW)
 (GEM paper §3, App. C.1-C.4). Everything that decides a GEM number lives here: what is rewritten
 into judgments and by whom, when a dataset's stored rewrites stand in, the synopsis, and the
-signature; :mod:`scorers.metrics.gem.pmi` computes the log-probabilities.
+signature; :mod:`scorers.pmi` computes the log-probabilities.
 
 Options:
     dataset_summaries: use the judgment rewrites stored with the data (``Review.summary``, and
@@ -28,6 +28,7 @@ from scorers.errors import MetricError
 from scorers.lm.base import hit_limit
 from scorers.lm.chat import encode_text
 from scorers.lm.threads import run_blocking
+from scorers.pmi import Reference, score_review
 from scorers.registry import Metric, MetricSpec
 from scorers.resources import Resources
 from scorers.signature import Signature, prompt_hashes
@@ -40,8 +41,6 @@ from scorers.text.judgments import (
     rewrite_reviews,
 )
 from scorers.types import CANDIDATE_IS_JUDGMENTS, Item, Result
-
-from .pmi import Reference, score_review
 
 __all__ = ["GEM_VERSION", "PREPROCESSOR_ROLE", "GemMetric", "GemSignature"]
 

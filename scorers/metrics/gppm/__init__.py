@@ -39,14 +39,18 @@ from scorers.errors import MetricError
 from scorers.lm.asking import ReplyError, ask_many
 from scorers.lm.base import GenerationSettings, hit_limit
 from scorers.lm.embedding import DEFAULT_EMBEDDER
+from scorers.oracle import NOT_GIVEN, ORACLE_ROLE, gppm_line_scores, likelihood_messages
 from scorers.registry import Metric, MetricSpec, metric_spec, register_metric_class
 from scorers.resources import Resources
 from scorers.signature import Signature, prompt_hashes
-from scorers.text.judgments import REWRITE_BUDGET, rewrite_budget, rewrite_reviews
+from scorers.text.judgments import (
+    REWRITE_BUDGET,
+    judgment_statements,
+    lines_not_statements,
+    rewrite_budget,
+    rewrite_reviews,
+)
 from scorers.types import CANDIDATE_IS_JUDGMENTS, Item, Result
-
-from ..fmi.oracle import NOT_GIVEN, ORACLE_ROLE, gppm_line_scores, likelihood_messages
-from ..fmi.statements import judgment_statements, lines_not_statements
 
 __all__ = [
     "GPPM_PLACEHOLDER",
@@ -235,8 +239,8 @@ class GppmJudgment(Metric):
                 rewrite_budget=REWRITE_BUDGET,
                 prompts=prompt_hashes(
                     [
-                        "fmi/likelihood_system",
-                        "fmi/likelihood_user",
+                        "gppm/judgment_system",
+                        "gppm/judgment_user",
                         "gem/preprocess_system",
                         "gem/preprocess_user",
                     ]
@@ -382,8 +386,7 @@ class GppmCluster(Metric):
         from scorers.data.records import load_records
         from scorers.lm.hf import file_fingerprint
         from scorers.lm.threads import run_blocking
-
-        from .cluster import fit_cluster_model
+        from scorers.metrics.gppm.cluster import fit_cluster_model
 
         records = await run_blocking(load_records, key[0])
         path = Path(key[0])

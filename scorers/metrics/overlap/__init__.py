@@ -3,11 +3,10 @@ review texts, each averaged over the references."""
 
 from __future__ import annotations
 
+from scorers.metrics.overlap.bleu import Bleu, sentence_bleu
+from scorers.metrics.overlap.rouge import RougeL, rouge_l
+from scorers.metrics.overlap.texts import OVERLAP_VERSION, WORD_TOKENIZER, OverlapSignature, words
 from scorers.registry import register_metric_class
-
-from .bleu import Bleu, sentence_bleu
-from .rouge import RougeL, rouge_l
-from .texts import OVERLAP_VERSION, WORD_TOKENIZER, OverlapSignature, words
 
 __all__ = [
     "WORD_TOKENIZER",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import warnings
 
-from .texts import PairwiseMetric, words
+from scorers.metrics.overlap.texts import PairwiseMetric, words
 
 __all__ = ["Bleu", "sentence_bleu"]
 

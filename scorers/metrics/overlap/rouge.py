@@ -7,7 +7,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from .texts import PairwiseMetric
+from scorers.metrics.overlap.texts import PairwiseMetric
 
 __all__ = ["RougeL", "rouge_l"]
 

@@ -1,5 +1,7 @@
-"""GEM, GEM-raw and GEM-S: pointwise mutual information between a candidate review and human
-reference reviews, estimated with an evaluation LM (GEM paper §3, App. C.2).
+"""The PMI terms of the GEM prediction prompt (GEM paper §3, App. C.2): pointwise mutual
+information between a candidate review and human reference reviews, estimated with an evaluation
+LM. Core, not a family's: GEM, GEM-S, GPPM's token score (the conditional term), BARTScore (the
+same prompt in both directions), the Scoring Rules token cells and fine-tuning all use it.
 
 For candidate judgments x̂, reference judgments ŷ and synopsis θ ("Not available" for GEM)::
 
