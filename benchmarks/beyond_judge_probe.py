@@ -39,9 +39,10 @@ from pathlib import Path
 from typing import Any
 
 from scorers.data.sources.gem_release import gem_release_records
+from scorers.lm.answers import YES_NO_SETTINGS, parse_yes_no
 from scorers.lm.asking import ask_many
 from scorers.metrics.beyond.alignment import match_messages
-from scorers.metrics.beyond.common import BINARY_SETTINGS, JUDGE_ROLE, parse_yes_no
+from scorers.metrics.beyond.common import JUDGE_ROLE
 from scorers.resources import Resources
 
 HERE = Path(__file__).resolve().parent
@@ -115,7 +116,7 @@ async def judge_pairs(generator, pairs: list[dict[str, Any]]) -> int:
         generator,
         [match_messages(p["a"], p["b"]) for p in pairs],
         parse_yes_no,
-        settings=BINARY_SETTINGS,
+        settings=YES_NO_SETTINGS,
     )
     for pair, value, reply in zip(pairs, asked.values, asked.replies, strict=True):
         pair["verdict"], pair["reply"] = value, reply

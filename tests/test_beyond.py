@@ -14,11 +14,12 @@ import numpy as np
 import pytest
 
 from scorers import Item, Paper, Resources, Review, get_metric
+from scorers.lm.answers import parse_yes_no
 from scorers.lm.base import GenerationSettings
 from scorers.lm.cache import ScoreCache
 from scorers.lm.generation import CachedGenerator
 from scorers.metrics.beyond.alignment import alignment_scores
-from scorers.metrics.beyond.common import ReplyError, ask_many, parse_yes_no
+from scorers.metrics.beyond.common import ReplyError, ask_many
 from scorers.metrics.beyond.coverage import chunk_windows, coverage
 from scorers.metrics.beyond.focus import corpus_kl, kl_divergence, smoothed
 from scorers.metrics.beyond.questions import question_score
@@ -247,29 +248,6 @@ def test_an_expert_without_points_is_skipped_and_none_is_an_error():
     assert alignment_scores([{"H1": [], "H2": [True, False]}])["recall"] == 0.5
     with pytest.raises(ValueError):
         alignment_scores([{"H1": []}])
-
-
-@pytest.mark.parametrize(
-    ("reply", "verdict"),
-    [
-        ("Yes", True),
-        ("YES.", True),
-        ("no", False),
-        ("No, they differ.", False),
-        ("**Yes**", True),
-        ("Answer: No", False),
-        ('{"match": true}', True),
-        ('```json\n{"match": false}\n```', False),
-    ],
-)
-def test_yes_no_parser(reply, verdict):
-    assert parse_yes_no(reply) is verdict
-
-
-@pytest.mark.parametrize("reply", ["", "Maybe", "Not sure", "The points agree.", '{"a": 1}'])
-def test_yes_no_parser_rejects_malformed_replies(reply):
-    with pytest.raises(ReplyError):
-        parse_yes_no(reply)
 
 
 def test_points_parser():

@@ -23,7 +23,7 @@ from scorers.metrics.fmi import (
     f_variational,
     variational_from_critic,
 )
-from scorers.metrics.fmi.oracle import parse_binary
+from scorers.metrics.fmi.oracle import parse_critic
 from scorers.oracle import gppm_line_scores, likelihood_messages, parse_likelihood
 from scorers.registry import list_metrics
 
@@ -186,21 +186,13 @@ def test_gppm_worked_examples_and_the_authors_line_parser():
     ]  # fmt: skip
 
 
-@pytest.mark.parametrize(
-    ("reply", "value"),
-    [("Yes", 0.5), ("yes.", 0.5), ("YES – because it agrees", 0.5), ("**No**", -0.5),
-     ("No, it does not.", -0.5), ('"Yes"', 0.5)],
-)  # fmt: skip
-def test_binary_parser(reply, value):
-    assert parse_binary(reply) == value
-
-
-@pytest.mark.parametrize(
-    "reply", ["", "Maybe", "Yesterday it was fine", "The answer is yes", "Nope"]
-)
-def test_binary_parser_refuses_other_replies(reply):
+def test_the_binary_critic_is_plus_or_minus_a_half_of_the_one_yes_no_reader():
+    """App. C Eq. 5: yes → +½, no → −½; which replies are read is the project's one yes/no
+    reader's business (tests/test_answers.py)."""
+    assert parse_critic("Yes, it supports it.") == 0.5
+    assert parse_critic("**No**") == -0.5
     with pytest.raises(ReplyError):
-        parse_binary(reply)
+        parse_critic("The answer is yes")
 
 
 def test_likelihood_prompt_numbers_the_statements_and_keeps_texts_literal():
@@ -409,7 +401,8 @@ def test_an_unreadable_oracle_is_retried_once_then_unscored(tmp_path):
     assert result.value is None and len(oracle.calls) == 2
     # the greedy first call is retried sampled: a local greedy oracle would repeat itself
     assert [(s.seed, s.temperature) for s in oracle.settings] == [(0, 0.0), (1, 0.7)]
-    assert "unreadable oracle reply after 2 call(s)" in result.reason
+    assert result.reason.startswith("reference pos: unreadable oracle reply: expected 1")
+    assert "(after 2 call(s))" in result.reason
     assert "I cannot say." in result.reason
     assert result.details["oracle_calls"] == 2  # the cost is kept for an unscored item
     assert result.signature.oracle == "scripted/oracle"

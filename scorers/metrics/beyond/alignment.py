@@ -24,8 +24,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import prompts
+from scorers.lm.answers import YES_NO_SETTINGS, parse_yes_no
 from scorers.lm.base import ChatMessage
-from scorers.metrics.beyond.common import BINARY_SETTINGS, JUDGE_ROLE, ask_many, parse_yes_no
+from scorers.metrics.beyond.common import JUDGE_ROLE, ask_many
 from scorers.metrics.beyond.family import BeyondMetric, Unscorable
 from scorers.resources import Resources
 from scorers.types import Item
@@ -110,7 +111,7 @@ class AlignmentMetric(BeyondMetric):
                     for i, j, k in pairs
                 ],
                 parse_yes_no,
-                settings=BINARY_SETTINGS,
+                settings=YES_NO_SETTINGS,
             )
             details["calls"]["judge"] += asked.calls
             if asked.failures:

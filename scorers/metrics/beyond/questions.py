@@ -25,9 +25,10 @@ from typing import Any
 import numpy as np
 
 import prompts
+from scorers.lm.answers import YES_NO_SETTINGS, parse_yes_no
 from scorers.lm.base import ChatMessage
 from scorers.lm.threads import run_blocking
-from scorers.metrics.beyond.common import BINARY_SETTINGS, JUDGE_ROLE, ask_many, parse_yes_no
+from scorers.metrics.beyond.common import JUDGE_ROLE, ask_many
 from scorers.metrics.beyond.coverage import ChunkingEmbedder, paper_chunks
 from scorers.metrics.beyond.family import BeyondMetric, Unscorable
 from scorers.resources import Resources
@@ -115,7 +116,7 @@ class QuestionMetric(BeyondMetric):
                     for p, rows in zip(judged, top)
                 ],
                 parse_yes_no,
-                settings=BINARY_SETTINGS,
+                settings=YES_NO_SETTINGS,
             )
             details["calls"]["judge"] += asked.calls
             if asked.failures:

@@ -58,17 +58,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from scorers.errors import MetricError
+from scorers.lm.answers import YES_NO_SETTINGS
+from scorers.lm.asking import ask_many
 from scorers.lm.base import hit_limit
 from scorers.metrics.fmi import estimators
 from scorers.metrics.fmi.divergences import DIVERGENCES, RatioOverflow, divergence
-from scorers.metrics.fmi.oracle import (
-    BINARY_SETTINGS,
-    Parsed,
-    ask,
-    parse_binary,
-    same_item_messages,
-    support_messages,
-)
+from scorers.metrics.fmi.oracle import parse_critic, same_item_messages, support_messages
 from scorers.metrics.fmi.statements import DECOMPOSE_SETTINGS, claim_lines, decompose_messages
 from scorers.oracle import (
     NOT_GIVEN,
@@ -342,45 +337,38 @@ class ScoringRuleMetric(Metric):
                     else same_item_messages(candidate, s)
                     for s in units
                 ]
-                answers: list[Parsed[float]] = list(
-                    await asyncio.gather(
-                        *(
-                            ask(oracle.generate, q, parse_binary, settings=BINARY_SETTINGS)
-                            for q in questions
-                        )
-                    )
-                )
-                calls = sum(a.calls for a in answers)
-                for answer in answers:
-                    if answer.value is None:
-                        return None, {
-                            "reference_id": review.id,
-                            "oracle_calls": calls,
-                            "reason": f"reference {review.id}: {answer.reason}",
-                        }
-                critics = [float(a.value) for a in answers if a.value is not None]
+                asked = await ask_many(oracle, questions, parse_critic, settings=YES_NO_SETTINGS)
+                if asked.failures:
+                    first = asked.failures[0]
+                    return None, {
+                        "reference_id": review.id,
+                        "oracle_calls": asked.calls,
+                        "reason": f"reference {review.id}: unreadable oracle reply: "
+                        f"{asked.reasons[first]}",
+                    }
+                critics = [float(v) for v in asked.values if v is not None]
                 value = _aggregate(critics, "mean")  # T_Ψ: a mean keeps |T| ≤ ½ (App. C)
                 return value, {
                     "reference_id": review.id,
                     "critic": value,
                     "answers": critics,
                     "statements": len(units),
-                    "oracle_calls": calls,
+                    "oracle_calls": asked.calls,
                 }
             question = likelihood_messages(candidate, units, synopsis=synopsis)
-            answer = await ask(
-                oracle.generate,
-                question,
+            asked = await ask_many(
+                oracle,
+                [question],
                 lambda reply: parse_likelihood(reply, len(units)),
                 settings=replace(ORACLE_SETTINGS, max_new_tokens=self.options["max_tokens"]),
             )
-            if answer.value is None:
+            [ks] = asked.values
+            if ks is None:
                 return None, {
                     "reference_id": review.id,
-                    "oracle_calls": answer.calls,
-                    "reason": f"reference {review.id}: {answer.reason}",
+                    "oracle_calls": asked.calls,
+                    "reason": f"reference {review.id}: unreadable oracle reply: {asked.reasons[0]}",
                 }
-            ks = list(answer.value)
             aggregation = (
                 self.options["aggregation"] if self.representation == "statement" else "mean"
             )
@@ -388,9 +376,9 @@ class ScoringRuleMetric(Metric):
             return value, {
                 "reference_id": review.id,
                 "log_ratio": value,
-                "scores": ks,
+                "scores": list(ks),
                 "statements": len(units),
-                "oracle_calls": answer.calls,
+                "oracle_calls": asked.calls,
             }
 
         usable = [r for r in references if r.id in statements]

@@ -5,7 +5,8 @@ in the judge's ``<overall_score>`` tag. No reference review is used.
 
 The judge is the Inspect model role ``judge`` (the paper used GPT-4o), falling back to the
 evaluation LM. Decoding: temperature 0, ``max_tokens`` (default 1024) new tokens. A reply whose
-score cannot be read is asked again once, sampled at temperature ``retry_temperature`` (default
+score cannot be read is asked again once (the one ask-and-retry path,
+``scorers.lm.asking.ask_many``), sampled at temperature ``retry_temperature`` (default
 0.7) with seed 1 (a greedy retry would repeat a local judge's reply word for word), then the item
 is unscored with the last reply quoted. The paper is its full text, else its abstract (with the
 title when it is a real one; ``paper_source`` in the details); a paper with neither is unscored
@@ -21,7 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import prompts
-from scorers.lm.base import RETRY_TEMPERATURE, ChatMessage, GenerationSettings, retry_settings
+from scorers.lm.asking import ReplyError, ask_many
+from scorers.lm.base import RETRY_TEMPERATURE, ChatMessage, GenerationSettings
 from scorers.lm.chat import encode_text
 from scorers.lm.threads import run_blocking
 from scorers.registry import Metric, register_metric_class
@@ -119,31 +121,40 @@ class LMExaminer(Metric):
                 value=None, reason=str(exc), explanation=f"unscored: {exc}", signature=signature
             )
         conversation = examiner_messages(paper=paper, review=item.candidate.strip())
-        replies = []
-        for attempt in range(2):
-            attempt_settings = retry_settings(
-                settings, attempt, temperature=float(self.options["retry_temperature"])
+        asked = await ask_many(
+            generator,
+            [conversation],
+            _read_overall_score,
+            settings=settings,
+            retry_temperature=float(self.options["retry_temperature"]),
+        )
+        [value], [reply] = asked.values, asked.replies
+        if value is not None:
+            return Result(
+                value=value,
+                explanation=f"LMExaminer overall score {value:g} (attempt {asked.calls})\n\n"
+                f"{reply}",
+                details={**facts, "judge_calls": asked.calls, "reply": reply},
+                signature=signature,
             )
-            [reply] = await generator.generate([conversation], attempt_settings)
-            replies.append(reply)
-            value = parse_overall_score(reply)
-            if value is not None:
-                return Result(
-                    value=value,
-                    explanation=f"LMExaminer overall score {value:g} "
-                    f"(attempt {attempt + 1})\n\n{reply}",
-                    details={**facts, "judge_calls": attempt + 1, "reply": reply},
-                    signature=signature,
-                )
-        quoted = replies[-1].strip()
+        quoted = reply.strip()
         quoted = quoted if len(quoted) <= 600 else quoted[:300] + " [...] " + quoted[-300:]
         return Result(
             value=None,
             reason=f"the judge's reply has no readable <overall_score> (after a retry): {quoted!r}",
-            explanation=f"unscored: no <overall_score> in the judge's replies\n\n{replies[-1]}",
-            details={**facts, "judge_calls": 2, "replies": replies},
+            explanation=f"unscored: no <overall_score> in the judge's replies\n\n{reply}",
+            details={**facts, "judge_calls": asked.calls, "replies": asked.history[0]},
             signature=signature,
         )
+
+
+def _read_overall_score(reply: str) -> float:
+    """:func:`parse_overall_score` for the ask-and-retry path: no readable score is a
+    :class:`~scorers.lm.asking.ReplyError`."""
+    value = parse_overall_score(reply)
+    if value is None:
+        raise ReplyError("no readable <overall_score> (0-10)", reply=reply)
+    return value
 
 
 class _TooLong(Exception):
