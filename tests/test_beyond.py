@@ -263,7 +263,26 @@ def test_points_parser():
     questions = parse_points("Explain | Soundness | Why is it stable?", "questions")
     assert questions.points[0].qtype == "Explain"
     assert parse_points("NONE", "weaknesses").points == ()
-    for bad in ("", "The review is good.", "Banana | text", "Explain | text"):
+    # a header line and doubled list markers (rejected as "no point" before): the points are
+    # read, the header is kept as an unread line
+    reply = (
+        "The strengths section:\n\n- 1. Clarity | The method is clear.\n"
+        "- 2. **Novelty**: A new idea.\n* [3] Experiments: Thorough ablations."
+    )
+    parsed = parse_points(reply, "strengths")
+    assert [(p.category, p.text) for p in parsed.points] == [
+        ("Clarity", "The method is clear."),
+        ("Novelty", "A new idea."),
+        ("Experiments", "Thorough ablations."),
+    ]
+    assert parsed.unread == ("The strengths section:",)
+    typed = parse_points("1. **Supplement** | Experiments | Add a baseline?", "questions")
+    assert (typed.points[0].qtype, typed.points[0].category) == ("Supplement", "Experiments")
+    # a point with no known category is never given one
+    assert parse_points(
+        "- The method is clear.\n- Soundness | Proofs hold.", "strengths"
+    ).unread == ("The method is clear.",)
+    for bad in ("", "The review is good.", "Banana | text", "Explain | text", "- 1. The method"):
         section = "questions" if bad.startswith("Explain") else "strengths"
         with pytest.raises(ReplyError):
             parse_points(bad, section)

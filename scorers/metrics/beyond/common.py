@@ -24,7 +24,8 @@ __all__ = [
 
 BEYOND_VERSION = 3
 """3: Yes/No verdicts are read by the project's one reader (also "Verdict: yes" and JSON strings)
-with its 16 new tokens (2: Beyond's own reader, 8 tokens)."""
+with its 16 new tokens (2: Beyond's own reader, 8 tokens), and point lists tolerate doubled list
+markers, markdown labels and "Category: point" (2 read none of those)."""
 JUDGE_ROLE = "judge"
 """Inspect model role of the match and question judges (falls back to the evaluation LM)."""
 PREPROCESSOR_ROLE = "preprocessor"

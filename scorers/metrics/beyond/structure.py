@@ -65,7 +65,10 @@ _CATEGORY_NAMES = {c.lower(): c for c in CATEGORIES} | {
     "reproducible": "Reproducibility",
 }
 _TYPE_NAMES = {t.lower(): t for t in QUESTION_TYPES}
-_BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s*")
+_BULLET = re.compile(r"^(?:\s*(?:[-*\u2022>#]+|\d+[.)]|\[\d+\]|\(\d+\))\s*)*")
+"""List markers, quote and heading marks before a point, however many ("- 1. ", "* [2] ", "## ")."""
+_LABEL = re.compile(r"^[\s*_`\[(]*([A-Za-z][A-Za-z ]*?)[\s*_`\])]*(?:\||:)\s*(.*)$")
+"""A line that begins with a label and "|" or ":" ("Clarity | ...", "**Novelty**: ...")."""
 
 
 @dataclass(frozen=True)
@@ -161,32 +164,40 @@ def _points_messages(section: str, text: str) -> list[ChatMessage]:
     ]
 
 
+def _labelled(line: str, names: dict[str, str]) -> tuple[str, str] | None:
+    """(label, rest) when ``line`` begins with one of ``names`` and "|" or ":"."""
+    match = _LABEL.match(line)
+    if not match:
+        return None
+    label = names.get(match.group(1).strip().lower())
+    return (label, match.group(2).strip()) if label else None
+
+
 def parse_points(reply: str, section: str) -> Points:
     """Points of a reply in the prompt's line format (``Category | point``; questions
-    ``Type | Category | point``); bullets and numbering are tolerated, a line that is not a
-    point is kept in ``unread``. ``NONE`` alone means no points. A reply with no point and no
-    ``NONE`` raises :class:`ReplyError`."""
+    ``Type | Category | point``). Tolerated: list markers however many ("- 1. "), markdown
+    around a label ("**Novelty** | ..."), a colon for the bar ("Clarity: ..."). A line that is not
+    a point (a header such as "The strengths section:", a point without a known category) is
+    kept in ``unread``, never given a category. ``NONE`` alone means no points. A reply with no
+    point and no ``NONE`` raises :class:`ReplyError`."""
     lines = [_BULLET.sub("", line).strip() for line in (reply or "").splitlines()]
     lines = [line for line in lines if line]
     if len(lines) == 1 and lines[0].strip(" .*`").upper() == "NONE":
         return Points(points=())
     points, unread = [], []
     for line in lines:
-        parts = [p.strip(" *`[]") for p in line.split("|")]
         qtype = None
-        if section == "questions" and len(parts) >= 3:
-            qtype = _TYPE_NAMES.get(parts[0].lower())
-            category = _CATEGORY_NAMES.get(parts[1].lower())
-            text = "|".join(parts[2:]).strip()
-            ok = qtype is not None and category is not None and bool(text)
-        elif section != "questions" and len(parts) >= 2:
-            category = _CATEGORY_NAMES.get(parts[0].lower())
-            text = "|".join(parts[1:]).strip()
-            ok = category is not None and bool(text)
+        found = None
+        if section == "questions":
+            typed = _labelled(line, _TYPE_NAMES)
+            if typed:
+                qtype = typed[0]
+                found = _labelled(typed[1], _CATEGORY_NAMES)
         else:
-            ok = False
-        if ok:
-            points.append(Point(text=text, category=category, qtype=qtype))  # type: ignore[arg-type]
+            found = _labelled(line, _CATEGORY_NAMES)
+        if found and found[1].strip(" *`"):
+            text = found[1].strip(" *`").strip()
+            points.append(Point(text=text, category=found[0], qtype=qtype))
         else:
             unread.append(line)
     if not points:
