@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from scorers.types import Item, Result
 
 __all__ = [
+    "EMPTY_CANDIDATE",
     "NEEDS",
     "Metric",
     "MetricSpec",
@@ -55,6 +56,14 @@ NEEDS = frozenset(
 )
 """What a family may declare it needs."""
 
+EMPTY_CANDIDATE = {
+    "zero": "scored 0 (it reveals nothing), flagged empty_candidate",
+    "flagged": "scored as the metric defines it for a review with no content, flagged "
+    "empty_candidate",
+    "unscored": "unscored, with the reason",
+}
+"""What a metric may give an empty or whitespace-only candidate."""
+
 
 @dataclass(frozen=True)
 class MetricSpec:
@@ -79,6 +88,9 @@ class MetricSpec:
     description: str = ""
     source: str = ""
     """Where the metric comes from (paper and section)."""
+    empty_candidate: str = ""
+    """What an empty or whitespace-only candidate gets (one of :data:`EMPTY_CANDIDATE`): the
+    contract test holds every metric to its declaration."""
     corpus: Mapping[str, Callable[[list[dict[str, Any]]], float]] = field(default_factory=dict)
     """Corpus-level numbers of a run: name -> function of the scored samples' result metadata
     (:meth:`~scorers.types.Result.metadata`, one dict per sample) -> one float (e.g. a KL
@@ -89,6 +101,11 @@ class MetricSpec:
         unknown = set(self.needs) - NEEDS
         if unknown:
             raise MetricError(f"metric {self.name!r}: unknown needs {sorted(unknown)}")
+        if self.empty_candidate not in EMPTY_CANDIDATE:
+            raise MetricError(
+                f"metric {self.name!r}: empty_candidate must say what an empty review gets, one "
+                f"of {sorted(EMPTY_CANDIDATE)}; got {self.empty_candidate!r}"
+            )
 
 
 class Metric(ABC):

@@ -50,6 +50,7 @@ register_metric_class(
     higher_is_better=True,
     needs=frozenset({"generator", "abstract"}),
     version=AUTOPRE_VERSION,
+    empty_candidate="unscored",
     defaults={"qualification": None},
     description="Auto-PRE's panel (the judges that passed the three exams of an autopre_exam "
     "run, weighted by (P_c + P_p + P_s) / 3) compares the review with the held-out human "
@@ -64,6 +65,7 @@ register_metric_class(
     higher_is_better=True,
     needs=frozenset({"generator", "abstract"}),
     version=AUTOPRE_VERSION,
+    empty_candidate="unscored",
     defaults={"judges": "judge", "weights": None, "local_answers": "generate"},
     roles=JUDGE_ROLES,
     description="judges chosen by hand (model roles), weighted as given or uniformly, compare "

@@ -160,6 +160,7 @@ def _register(direction: str, display: str, description: str) -> None:
         needs=frozenset({"logprobs", "references"}),
         version=BARTSCORE_VERSION,
         defaults={"normalisation": "sum"},
+        empty_candidate="unscored",
         description=description,
         source=_SOURCE,
     )

@@ -44,6 +44,7 @@ def _register(metric_class: Any, name: str, display: str, **fields: Any) -> None
         display_name=display,
         family="beyond",
         version=BEYOND_VERSION,
+        empty_candidate="unscored",
         **fields,
     )
 

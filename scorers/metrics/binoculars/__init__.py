@@ -267,6 +267,7 @@ register_metric_class(
         "device": "auto",
     },
     corpus={"ai_rate": ai_rate},
+    empty_candidate="unscored",
     description="mean Binoculars score of the review's text fields (higher: more human-like)",
     source="Beyond Rating §4.6 and App. E; Hans et al. 2024 via ahans30/Binoculars",
 )

@@ -113,6 +113,7 @@ register_metric_class(
     needs=frozenset({"embedder", "references"}),
     version=EMBEDDING_VERSION,
     defaults={"model": DEFAULT_EMBEDDER},
+    empty_candidate="unscored",
     description="sentence-level BERTScore F1 of the review against each reference",
     source="GEM paper, §4 Baselines and App. D.3 (the authors' notebook)",
 )

@@ -104,6 +104,7 @@ def _register(
         higher_is_better=True,
         needs=frozenset(needs),
         version=SCORING_RULES_VERSION,
+        empty_candidate="zero",
         defaults=_defaults(f, estimator, representation, aggregation),
         roles=roles,
         aliases=aliases,

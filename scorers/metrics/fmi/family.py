@@ -386,6 +386,7 @@ class ScoringRuleMetric(Metric):
         details = {
             "skipped_references": skipped,
             "oracle_calls": sum(t["oracle_calls"] for _, t in outcomes),
+            "flags": [] if candidate.strip() else ["empty_candidate"],
         }
         note_limits(details, hits)
         if not_statements:

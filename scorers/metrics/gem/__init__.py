@@ -41,6 +41,7 @@ def _register(
         higher_is_better=True,
         needs=frozenset({"logprobs", "references", *needs}),
         version=GEM_VERSION,
+        empty_candidate="zero",
         defaults=defaults,
         roles=(PREPROCESSOR_ROLE,) if preprocess or synopsis == "assw" else (),
         aliases=aliases,

@@ -475,6 +475,8 @@ class GppmCluster(Metric):
                 "fit_pairs": model.table.pairs,
                 # the fit set's rewrites (by the preprocessor) that stopped at their limit
                 "fit_rewrites_at_limit": fit_at_limit,
+                # an empty review has a judgment in no cluster: scored as such, and said
+                "flags": [] if item.candidate.strip() else ["empty_candidate"],
                 **({"lines_not_statements": not_statements} if not_statements else {}),
             },
             signature=signature,
@@ -497,6 +499,7 @@ register_metric_class(
         "dataset_summaries": False,
     },
     roles=("preprocessor",),
+    empty_candidate="flagged",
     description="Σ_c log P(reference's judgment clusters | candidate's), clusters fit on past "
     "reports (App. C)",
     source=_SOURCE,
@@ -522,7 +525,8 @@ for _name, _class, _with_abstract, _display, _needs in (
         family="gppm",
         higher_is_better=True,
         needs=frozenset({"references", "generator", *_needs}),
-        version=GPPM_VERSION,
+        version=JUDGMENT_VERSION if _class is GppmJudgment else GPPM_VERSION,
+        empty_candidate="zero" if _class is GppmJudgment else "flagged",
         defaults=_defaults,
         roles=("preprocessor",) if _class is GppmToken else ("preprocessor", ORACLE_ROLE),
         description="log P(reference judgments | candidate judgments"

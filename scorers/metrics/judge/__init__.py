@@ -169,6 +169,7 @@ register_metric_class(
     higher_is_better=True,
     needs=frozenset({"generator", "paper_content"}),
     version=JUDGE_VERSION,
+    empty_candidate="unscored",
     defaults={"max_tokens": 1024, "retry_temperature": RETRY_TEMPERATURE},
     roles=(JUDGE_ROLE,),
     description="an LLM judge's 0-10 score of the review given the paper (no reference)",

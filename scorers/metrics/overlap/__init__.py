@@ -30,6 +30,7 @@ def _register(name: str, display: str, cls: type, description: str) -> None:
         higher_is_better=True,
         needs=frozenset({"references"}),
         version=OVERLAP_VERSION,
+        empty_candidate="zero",
         description=description,
         source=_SOURCE,
     )
