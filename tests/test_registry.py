@@ -63,6 +63,7 @@ def test_a_family_plugs_in_with_one_registration_and_names_are_unique():
         higher_is_better=False,
         needs=frozenset(),
         version=1,
+        empty_candidate="flagged",
     )
     item = Item(paper=Paper(id="p"), candidate="four", references=(Review("r", "x"),))
     assert get_metric("test_length").score(item, resources=None).value == 4.0
@@ -71,6 +72,9 @@ def test_a_family_plugs_in_with_one_registration_and_names_are_unique():
         register_metric(spec)
     with pytest.raises(MetricError, match="unknown needs"):
         MetricSpec("x", "X", "t", True, frozenset({"telepathy"}), 1, spec.factory)
+    # a registration must say what an empty review gets (the contract test holds it to that)
+    with pytest.raises(MetricError, match="empty_candidate must say what an empty review gets"):
+        MetricSpec("x", "X", "t", True, frozenset(), 1, spec.factory)
 
 
 def test_results_and_items_say_what_is_wrong():
@@ -120,6 +124,7 @@ def test_lower_is_better_metrics_rank_the_lowest_mean_first(tmp_path):
         higher_is_better=False,
         needs=frozenset(),
         version=1,
+        empty_candidate="flagged",
     )
     sig = {"metric": "test_error_rate", "family": "test", "version": 1}
     low = {p: 1.0 + 0.1 * i for i, p in enumerate(PAPERS)}
