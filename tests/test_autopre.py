@@ -691,6 +691,18 @@ def test_autopre_panel_through_the_iclr_task(tmp_path):
     )
     assert row.win_rate == 1.0 and row.papers == 4 and row.rank == 1
     assert "win rate vs human" in autopre_markdown([row])
+    # the same ranking from the command line
+    import contextlib
+    import io
+
+    from gem_tasks.cli import main as cli_main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        argv = ["autopre-ranking", str(tmp_path / "logs"), "--metric", "autopre_panel_unqualified"]
+        assert cli_main([*argv, "--resamples", "50"]) == 0
+    assert "| 1 (1-1) | mockllm/model | 1.000 (1.000, 1.000) | 4 |" in out.getvalue()
+    assert cli_main(["autopre-ranking", str(tmp_path / "logs")]) == 2  # no autopre_panel there
 
 
 def test_rank_with_intervals_on_shared_papers_only():

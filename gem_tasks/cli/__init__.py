@@ -52,6 +52,20 @@ def _autopre_qualification(args: argparse.Namespace) -> int:
     return 0
 
 
+def _autopre_ranking(args: argparse.Namespace) -> int:
+    from gem_tasks.analysis.autopre import autopre_leaderboard, autopre_markdown
+
+    rows = autopre_leaderboard(
+        args.logs,
+        metric=args.metric,
+        level=args.level,
+        resamples=args.resamples,
+        seed=args.seed,
+    )
+    print(autopre_markdown(rows, level=args.level))
+    return 0
+
+
 def _lm_eval_path(args: argparse.Namespace) -> int:
     from gem_tasks.lm_eval_tasks import CONFIG_PATH
 
@@ -87,6 +101,22 @@ def build_parser() -> argparse.ArgumentParser:
     qualification.add_argument("log", help="an Inspect log of gem_tasks/autopre_exam")
     qualification.add_argument("--out", help="write the JSON here (default: standard output)")
     qualification.set_defaults(run=_autopre_qualification)
+    ranking = commands.add_parser(
+        "autopre-ranking",
+        help="rank the models of iclr logs by their Auto-PRE panel verdicts (win rate against "
+        "the held-out human review on the papers all of them were judged on), with bootstrap "
+        "intervals on the win rate and on the rank",
+    )
+    ranking.add_argument("logs", nargs="+", help="Inspect log files or folders")
+    ranking.add_argument(
+        "--metric",
+        default="autopre_panel",
+        help="the panel scorer (default autopre_panel; or autopre_panel_unqualified)",
+    )
+    ranking.add_argument("--level", type=float, default=0.90, help="interval level (0.90)")
+    ranking.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples")
+    ranking.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    ranking.set_defaults(run=_autopre_ranking)
     add_leaderboard_command(commands)
     add_data_commands(commands)
     add_finetune_commands(commands)

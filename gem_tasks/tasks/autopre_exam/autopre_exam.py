@@ -1,8 +1,10 @@
-"""Auto-PRE's qualification exams as an Inspect task: one sample per exam pair (consistency,
-pertinence, easy and hard self-confidence pairs built from the dataset's human reviews), every
-candidate judge answering it in both orders; each sample's score metadata holds every answer,
-and the ``autopre_qualification`` metric turns them into the exam table, the thresholds, the
-panel and its weights. The model under test is not called (any model, e.g. ``mockllm/model``)."""
+"""Auto-PRE's qualification exams as an Inspect task, an adapter around the core's exams
+(:mod:`scorers.metrics.autopre.exams`: the pairs, each judge's answers, the qualification): one
+sample per exam pair (consistency, pertinence, easy and hard self-confidence pairs built from
+the dataset's human reviews), every candidate judge answering it in both orders; each sample's
+score metadata holds every answer, and the ``autopre_qualification`` metric turns them into the
+exam table, the thresholds, the panel and its weights (:func:`qualification_from_rows`). The
+model under test is not called (any model, e.g. ``mockllm/model``)."""
 
 from __future__ import annotations
 
@@ -29,14 +31,13 @@ from scorers.metrics.autopre.exams import (
     abstract_records,
     build_exam_items,
     embedding_similarity,
+    exam_answers,
     qualification_from_rows,
 )
 from scorers.metrics.autopre.judging import (
     VARIANTS,
     Judge,
     Pair,
-    ask_confidence,
-    ask_pairs,
     parse_judge_entries,
 )
 from scorers.resources import Resources
@@ -121,21 +122,9 @@ def autopre_exam_scorer(
             )
             forced = local_answers == "forced" and model == EVALUATION_LM and variant in VARIANTS
             judge = Judge(name, generator, variant, forced=forced)
-            if meta["exam"] in ("consistency", "pertinence"):
-                judged, mode = await ask_pairs(judge, [pair]), None
-            else:
-                judged, mode = await ask_confidence(judge, [pair], mode=confidence)
-            labels = list(judged.labels[0])
-            read += all(label is not None for label in labels)
-            answers[name] = {
-                "labels": labels,
-                "replies": list(judged.replies[0]),
-                "confidences": list(judged.confidences[0]) if judged.confidences else [],
-                "confidence_mode": mode,
-                "forced": forced,
-                "calls": judged.calls,
-                "generator": generator.identity,
-            }
+            [answer] = await exam_answers(judge, meta["exam"], [pair], confidence_mode=confidence)
+            read += all(label is not None for label in answer["labels"])
+            answers[name] = answer
         return Score(
             value=read / len(specs),
             explanation=f"{meta['exam']} pair; labels -1 = review one, +1 = review two: "

@@ -26,7 +26,6 @@ import numpy as np
 
 from scorers.data.records import PaperRecord
 from scorers.metrics.autopre.core import (
-    ExamScore,
     Qualification,
     consistency_exam,
     pertinence_exam,
@@ -42,6 +41,7 @@ __all__ = [
     "build_exam_items",
     "embedding_similarity",
     "abstract_records",
+    "exam_answers",
     "paper_context",
     "run_exams",
 ]
@@ -160,60 +160,82 @@ def build_exam_items(
     return ExamItems(pairs, sources, similarity_name if similarity else "jaccard")
 
 
+async def exam_answers(
+    judge: Judge, exam: str, pairs: Sequence[Pair], *, confidence_mode: str = "auto"
+) -> list[dict[str, Any]]:
+    """One judge's answers to ``pairs`` of one exam (both orders): per pair a row ``{"labels",
+    "replies", "confidences", "confidence_mode", "forced", "calls", "generator"}`` (calls
+    spread evenly over the pairs, the remainder on the first), the row
+    :func:`qualification_from_rows` reads. Consistency and pertinence pairs are judged
+    (:func:`ask_pairs`); the self-confidence pairs are answered with a confidence
+    (:func:`ask_confidence`, ``confidence_mode`` ``auto``, ``prob`` or ``verbal``)."""
+    if exam not in EXAMS:
+        raise ValueError(f"unknown exam {exam!r}; exams: {EXAMS}")
+    mode: str | None = None
+    if exam in ("consistency", "pertinence"):
+        judged = await ask_pairs(judge, pairs)
+    else:
+        judged, mode = await ask_confidence(judge, pairs, mode=confidence_mode)
+    share, extra = divmod(judged.calls, max(len(pairs), 1))
+    return [
+        {
+            "labels": list(judged.labels[i]),
+            "replies": list(judged.replies[i]),
+            "confidences": list(judged.confidences[i]) if judged.confidences else [],
+            "confidence_mode": mode,
+            "forced": judge.forced,
+            "calls": share + (extra if i == 0 else 0),
+            "generator": judge.generator.identity,
+        }
+        for i in range(len(pairs))
+    ]
+
+
 async def run_exams(
     judges: Sequence[Judge], items: ExamItems, *, confidence_mode: str = "auto"
 ) -> tuple[Qualification, dict[str, dict[str, Any]]]:
-    """Every judge takes the three exams; the qualification and, per judge, every answer and
-    the judge calls per exam."""
+    """Every judge takes the three exams (:func:`exam_answers` on each exam's pairs); the
+    qualification (:func:`qualification_from_rows`, as the ``autopre_exam`` task computes it)
+    and, per judge, every answer and the judge calls per exam."""
     if len({j.name for j in judges}) != len(judges):
         raise ValueError("judge names must be unique")
 
-    async def one(judge: Judge) -> tuple[dict[str, ExamScore], dict[str, Any]]:
-        cons = await ask_pairs(judge, items.pairs["consistency"])
-        pert = await ask_pairs(judge, items.pairs["pertinence"])
-        easy, mode = await ask_confidence(
-            judge, items.pairs["confidence_easy"], mode=confidence_mode
-        )
-        hard, _ = await ask_confidence(judge, items.pairs["confidence_hard"], mode=mode)
-        flat_easy = [c for pair in easy.confidences for c in pair]
-        flat_hard = [c for pair in hard.confidences for c in pair]
-        scores = {
-            "consistency": consistency_exam(cons.labels),
-            "pertinence": pertinence_exam(pert.labels),
-            "self_confidence": self_confidence_exam(flat_easy, flat_hard, mode=mode),
-        }
-        log = {
-            "variant": judge.variant,
-            "generator": judge.generator.identity,
-            "confidence_mode": mode,
-            "calls": {
-                "consistency": cons.calls,
-                "pertinence": pert.calls,
-                "confidence_easy": easy.calls,
-                "confidence_hard": hard.calls,
-            },
-            "answers": {
-                name: [
-                    {"labels": list(lab), "replies": list(rep), "confidences": list(conf)}
-                    for lab, rep, conf in zip(
-                        judged.labels,
-                        judged.replies,
-                        judged.confidences or [(None, None)] * len(judged.labels),
-                    )
-                ]
-                for name, judged in (
-                    ("consistency", cons),
-                    ("pertinence", pert),
-                    ("confidence_easy", easy),
-                    ("confidence_hard", hard),
-                )
-            },
-        }
-        return scores, log
+    async def one(judge: Judge) -> dict[str, list[dict[str, Any]]]:
+        answered: dict[str, list[dict[str, Any]]] = {}
+        mode = confidence_mode
+        for exam in EXAMS:
+            answered[exam] = await exam_answers(
+                judge, exam, items.pairs[exam], confidence_mode=mode
+            )
+            if exam == "confidence_easy" and answered[exam]:  # the hard pairs alike
+                mode = answered[exam][0]["confidence_mode"]
+        return answered
 
     done = await asyncio.gather(*(one(j) for j in judges))
-    qualification = qualify({j.name: scores for j, (scores, _) in zip(judges, done)})
-    return qualification, {j.name: log for j, (_, log) in zip(judges, done)}
+    rows = [
+        {"exam": exam, "judges": {judge.name: answers[exam][i]}}
+        for judge, answers in zip(judges, done)
+        for exam in EXAMS
+        for i in range(len(answers[exam]))
+    ]
+    logs = {
+        judge.name: {
+            "variant": judge.variant,
+            "generator": judge.generator.identity,
+            "confidence_mode": next(
+                (r["confidence_mode"] for r in answers["confidence_easy"]), None
+            ),
+            "calls": {exam: sum(r["calls"] for r in answers[exam]) for exam in EXAMS},
+            "answers": {
+                exam: [
+                    {k: r[k] for k in ("labels", "replies", "confidences")} for r in answers[exam]
+                ]
+                for exam in EXAMS
+            },
+        }
+        for judge, answers in zip(judges, done)
+    }
+    return qualification_from_rows(rows), logs
 
 
 def qualification_from_rows(rows: Sequence[dict[str, Any]]) -> Qualification:
