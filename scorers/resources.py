@@ -16,9 +16,7 @@ Args (of :class:`Resources`):
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Mapping
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -27,16 +25,13 @@ from scorers.lm import EvaluationLM, load_evaluation_lm
 from scorers.lm.cache import CachedEvaluationLM, ScoreCache, default_cache_dir
 from scorers.lm.embedding import DEFAULT_EMBEDDER, Embedder, load_embedder
 from scorers.lm.generation import LocalGenerator, TextGenerator
+from scorers.lm.loading import shared
 
 __all__ = ["Resources", "cached_evaluation_lm"]
 
-_lms: dict[tuple[str, str, str], CachedEvaluationLM] = {}
-_lms_lock = threading.Lock()
 
-
-@cache
 def _score_cache(path: str) -> ScoreCache:
-    return ScoreCache(Path(path))
+    return shared(("score_cache", path), lambda: ScoreCache(Path(path)))
 
 
 def cached_evaluation_lm(
@@ -45,12 +40,12 @@ def cached_evaluation_lm(
     """The evaluation LM for ``spec`` with backend ``options`` behind the on-disk cache: one
     instance per (spec, cache file, options) per process."""
     folder = Path(cache_dir) if cache_dir else default_cache_dir()
-    key = (spec, str(folder / "cache.sqlite"), json.dumps(dict(options or {}), sort_keys=True))
-    with _lms_lock:
-        if key not in _lms:
-            backend = load_evaluation_lm(spec, **dict(options or {}))
-            _lms[key] = CachedEvaluationLM(backend, _score_cache(key[1]))
-        return _lms[key]
+    path = str(folder / "cache.sqlite")
+    options = dict(options or {})
+    return shared(
+        ("cached_evaluation_lm", spec, path, json.dumps(options, sort_keys=True)),
+        lambda: CachedEvaluationLM(load_evaluation_lm(spec, **options), _score_cache(path)),
+    )
 
 
 class Resources:

@@ -11,15 +11,15 @@ import pytest
 
 from scorers import Item, Paper, Resources, get_metric
 from scorers.errors import EvaluationLMError, MetricError
-from scorers.lm.binoculars import (
+from scorers.metrics import binoculars as family
+from scorers.metrics.binoculars import BinocularsMetric, ai_rate
+from scorers.metrics.binoculars.detector import (
     ACCURACY_THRESHOLD,
     Binoculars,
     BinocularsScore,
     load_binoculars,
     load_causal_lm,
 )
-from scorers.metrics import binoculars as family
-from scorers.metrics.binoculars import BinocularsMetric, ai_rate
 from scorers.registry import metric_spec
 
 TEXTS = [
@@ -346,6 +346,9 @@ class FixedPair:
     def score(self, texts):
         return [BinocularsScore(self.value, self.value, 1.0, 5, 5) for _ in texts]
 
+    def score_cached(self, texts, cache):
+        return self.score(texts)
+
 
 @pytest.mark.parametrize(
     ("value", "ai"),
@@ -440,3 +443,22 @@ def test_the_embedded_model_as_both_runs_end_to_end():
     assert signature["threshold_calibrated"] is False
     pair = load_binoculars("embedded", "embedded")
     assert pair.observer is pair.performer  # one model, loaded once, run once per batch
+
+
+def test_scores_go_through_the_score_cache(tiny_metric, tmp_path):
+    """Each field's (ppl, x_ppl) is stored in the one score cache under the pair's identities
+    and the tokens scored: a rerun computes nothing and gives the same number, and another
+    ppl_model is another entry."""
+    review = (
+        "<summary>The paper studies sparse attention.</summary>"
+        "<strengths>The method is simple.</strengths>"
+    )
+    resources = Resources(cache_dir=tmp_path)
+    first = tiny_metric().score(item(review), resources)
+    stats = resources.cache.stats
+    assert (stats["value_miss"], stats["value_hit"]) == (2, 0)
+    again = tiny_metric().score(item(review), Resources(cache_dir=tmp_path))
+    assert again.value == first.value and again.details["fields"] == first.details["fields"]
+    assert (stats["value_miss"], stats["value_hit"]) == (2, 2)
+    other = tiny_metric(ppl_model="observer").score(item(review), resources)
+    assert stats["value_miss"] == 4 and other.value != first.value

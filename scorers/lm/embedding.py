@@ -83,10 +83,6 @@ class SentenceTransformerEmbedder:
         return str(self._model.tokenizer.decode(ids))
 
 
-_loaded: dict[str, Embedder] = {}
-_loading = threading.Lock()
-
-
 def _embedded_folder() -> Path:
     spec = importlib.util.find_spec(_PACKAGE)
     if spec is None or spec.origin is None:
@@ -102,12 +98,13 @@ def _embedded_folder() -> Path:
 
 def load_embedder(name: str = DEFAULT_EMBEDDER, *, device: str | None = None) -> Embedder:
     """The embedder ``name`` (``embedded/all-MiniLM-L6-v2``, a local folder or a hub id), loaded
-    once per process."""
-    with _loading:
-        if name not in _loaded:
-            from sentence_transformers import SentenceTransformer
+    once per process (:func:`scorers.lm.loading.shared`)."""
+    from scorers.lm.loading import shared
 
-            path = str(_embedded_folder()) if name == DEFAULT_EMBEDDER else name
-            model = SentenceTransformer(path, device=device)
-            _loaded[name] = SentenceTransformerEmbedder(model, identity=name)
-        return _loaded[name]
+    def build() -> Embedder:
+        from sentence_transformers import SentenceTransformer
+
+        path = str(_embedded_folder()) if name == DEFAULT_EMBEDDER else name
+        return SentenceTransformerEmbedder(SentenceTransformer(path, device=device), identity=name)
+
+    return shared(("embedder", name), build)

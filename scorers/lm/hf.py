@@ -117,22 +117,15 @@ class HFEvaluationLM:
         raises ``ImportError`` with the install command; an adapter trained on another base
         fails in peft when its shapes do not match.
         """
-        import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from scorers.lm.loading import load_pretrained, resolve_device_dtype
 
-        if device is None:
-            device = "cuda" if torch.cuda.is_available() else "cpu"
-        if dtype is None:
-            dtype = "float32" if device == "cpu" else "bfloat16"
-        if dtype not in _DTYPES:
+        if dtype is not None and dtype not in _DTYPES:
             raise ValueError(f"dtype must be one of {_DTYPES}, got {dtype!r}")
+        device, dtype = resolve_device_dtype(device, dtype)
         load_args: dict[str, Any] = {"revision": revision} if revision else {}
         if gguf_file:
             load_args["gguf_file"] = gguf_file
-        tokenizer = AutoTokenizer.from_pretrained(str(name_or_path), **load_args)
-        model = AutoModelForCausalLM.from_pretrained(
-            str(name_or_path), dtype=getattr(torch, dtype), **load_args
-        ).to(device)
+        model, tokenizer = load_pretrained(name_or_path, dtype=dtype, device=device, **load_args)
         if identity is None:
             commit = getattr(model.config, "_commit_hash", None) or revision or "local"
             identity = f"hf/{name_or_path}@{commit}"

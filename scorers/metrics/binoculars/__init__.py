@@ -5,8 +5,9 @@ reference review and no evaluation LM are used.
 
 The review is split with :func:`scorers.text.structured.parse_review` into its text fields
 (summary, strengths, weaknesses, questions); each present, non-empty field gets its Binoculars
-score ``B = log PPL / log X-PPL`` (:mod:`scorers.lm.binoculars`: the performer's perplexity over
-the observer-performer cross-perplexity, first 512 tokens, no special tokens), and the value is
+score ``B = log PPL / log X-PPL`` (:mod:`scorers.metrics.binoculars.detector`: the performer's
+perplexity over the observer-performer cross-perplexity, first 512 tokens, no special tokens,
+each field's pair of numbers kept in the score cache), and the value is
 the arithmetic mean over the scored fields (Beyond Rating averages the four; a review missing a
 field averages those it has, and says how many). A review whose strengths and weaknesses come as
 one combined section scores that section as ``strengths_and_weaknesses``; a review with no
@@ -43,7 +44,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from scorers.errors import MetricError
-from scorers.lm.binoculars import (
+from scorers.lm.threads import run_blocking
+from scorers.metrics.binoculars.detector import (
     ACCURACY_THRESHOLD,
     DEFAULT_OBSERVER,
     DEFAULT_PERFORMER,
@@ -51,7 +53,6 @@ from scorers.lm.binoculars import (
     is_calibrated,
     load_binoculars,
 )
-from scorers.lm.threads import run_blocking
 from scorers.registry import Metric, MetricSpec, register_metric_class
 from scorers.resources import Resources
 from scorers.signature import Signature
@@ -195,7 +196,7 @@ class BinocularsMetric(Metric):
                 details=base,
                 signature=signature,
             )
-        scores = await run_blocking(pair.score, list(fields.values()))
+        scores = await run_blocking(pair.score_cached, list(fields.values()), resources.cache)
         bad = {n: s for n, s in zip(fields, scores) if not math.isfinite(s.score)}
         if bad:
             why = "; ".join(f"{n}: ppl {s.ppl}, x_ppl {s.x_ppl}" for n, s in bad.items())

@@ -26,21 +26,25 @@ and reduced over positions in float64; rows are padded on the right by us (a pad
 the one-by-one scores); when observer and performer are the same model it runs once.
 
 Models are given by spec: ``embedded`` (the packaged SmolLM2-135M-Instruct, offline), a local
-transformers folder, or a hub id (which needs the network). Each model is loaded once per process.
+transformers folder, or a hub id (which needs the network). Each model is loaded once per process
+through the project's one loader and store (:mod:`scorers.lm.loading`); scores go through the
+one score cache (:meth:`Binoculars.score_cached`).
 """
 
 from __future__ import annotations
 
+import json
 import math
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from scorers.errors import EvaluationLMError, MetricError
+from scorers.lm.cache import ScoreCache
+from scorers.lm.loading import load_pretrained, locate, resolve_device_dtype, shared
 
 __all__ = [
     "ACCURACY_THRESHOLD",
@@ -67,9 +71,7 @@ ACCURACY_THRESHOLD = 0.9015310749276843
 0.9015."""
 LOW_FPR_THRESHOLD = 0.8536432310785527
 """The reference's ``BINOCULARS_FPR_THRESHOLD`` (low false-positive rate, 0.01%)."""
-EMBEDDED_SPECS = ("embedded", "embedded/smollm2")
 PPL_MODELS = ("performer", "observer")
-_DTYPES = ("float32", "bfloat16", "float16")
 
 
 def is_calibrated(observer: str, performer: str, threshold: float, ppl_model: str) -> bool:
@@ -77,7 +79,7 @@ def is_calibrated(observer: str, performer: str, threshold: float, ppl_model: st
     pair (by hub id) with the performer's perplexity. Any other pair, or ``ppl_model="observer"``
     (which shifts the scores), makes the threshold uncalibrated."""
     return (
-        (_strip_hf(observer), _strip_hf(performer)) == CALIBRATED_PAIR
+        (_spec_name(observer), _spec_name(performer)) == CALIBRATED_PAIR
         and ppl_model == "performer"
         and threshold in (ACCURACY_THRESHOLD, LOW_FPR_THRESHOLD)
     )
@@ -222,6 +224,49 @@ class Binoculars:
             for (p, x), ids, full in zip(values, cut, encoded)
         ]
 
+    def score_cached(self, texts: Sequence[str], cache: ScoreCache) -> list[BinocularsScore]:
+        """:meth:`score` through the score cache: each text's ``(ppl, x_ppl)`` is stored under
+        (observer, performer, ``ppl_model``, the token ids scored), so a rerun, or the same
+        text in another model's run, computes nothing."""
+        encoded = [self.encode(t) for t in texts]
+        short = [i for i, ids in enumerate(encoded) if len(ids) < 2]
+        if short:
+            raise ValueError(
+                f"text(s) {short} have fewer than 2 tokens; Binoculars needs at least 2"
+            )
+        cut = [ids[: self.max_tokens] for ids in encoded]
+        keys = [
+            cache.value_key(
+                "binoculars",
+                self.observer_identity,
+                self.performer_identity,
+                self.ppl_model,
+                json.dumps(ids),
+            )
+            for ids in cut
+        ]
+        found: dict[str, tuple[float, float]] = {}
+        for key in dict.fromkeys(keys):
+            stored = cache.get_value(key)
+            if stored is not None:
+                found[key] = (float(stored[0]), float(stored[1]))
+        missing = [i for i, key in enumerate(keys) if key not in found]
+        if missing:
+            computed = self.score_ids([cut[i] for i in missing])
+            for i, value in zip(missing, computed, strict=True):
+                cache.put_value(keys[i], list(value))
+                found[keys[i]] = value
+        return [
+            BinocularsScore(
+                score=found[key][0] / found[key][1],
+                ppl=found[key][0],
+                x_ppl=found[key][1],
+                tokens=len(ids),
+                length=len(full),
+            )
+            for key, ids, full in zip(keys, cut, encoded)
+        ]
+
     def score_ids(self, rows: Sequence[Sequence[int]]) -> list[tuple[float, float]]:
         """``(ppl, x_ppl)`` for rows of token ids, as given (no cut)."""
         import torch
@@ -289,71 +334,33 @@ class LoadedCausalLM:
     device: str
 
 
-_models: dict[tuple[str, str, str], LoadedCausalLM] = {}
-_pairs: dict[tuple[Any, ...], Binoculars] = {}
-_loading = threading.Lock()
-
-
-def _strip_hf(spec: str) -> str:
+def _spec_name(spec: str) -> str:
     spec = spec.strip()
     return spec[3:] if spec.startswith("hf/") else spec
-
-
-def _resolve(device: str | None, dtype: str | None) -> tuple[str, str]:
-    import torch
-
-    if device in (None, "auto"):
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-    if dtype in (None, "auto"):
-        dtype = "float32" if device == "cpu" else "bfloat16"
-    if dtype not in _DTYPES:
-        raise MetricError(f"dtype must be 'auto' or one of {_DTYPES}, got {dtype!r}")
-    return device, dtype
 
 
 def load_causal_lm(
     spec: str, *, dtype: str | None = None, device: str | None = None
 ) -> LoadedCausalLM:
     """The model ``spec`` (``embedded``, a local transformers folder, or a hub id, optionally
-    written ``hf/<id>``) in eval mode, loaded once per process for each (spec, dtype, device).
-    ``dtype`` ``None``/``"auto"`` is float32 on a CPU and bfloat16 on a GPU."""
-    device, dtype = _resolve(device, dtype)
-    name = _strip_hf(spec)
-    key = (name, dtype, device)
-    with _loading:
-        if key not in _models:
-            _models[key] = _load(name, dtype, device)
-        return _models[key]
+    written ``hf/<id>``) in eval mode, loaded once per process for each (spec, dtype, device)
+    through the project's one loader and store (:mod:`scorers.lm.loading`). ``dtype``
+    ``None``/``"auto"`` is float32 on a CPU and bfloat16 on a GPU."""
+    device, dtype = resolve_device_dtype(device, dtype)
+    name = _spec_name(spec)
+    return shared(("binoculars_model", name, dtype, device), lambda: _load(name, dtype, device))
 
 
 def _load(name: str, dtype: str, device: str) -> LoadedCausalLM:
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    if name in EMBEDDED_SPECS:
-        from scorers.lm.embedded import (
-            EMBEDDED_MODEL_NAME,
-            embedded_fingerprint,
-            materialize_embedded,
-        )
-
-        path = str(materialize_embedded())
-        identity = f"embedded/{EMBEDDED_MODEL_NAME}-Q4_1@{embedded_fingerprint()}"
-    elif Path(name).expanduser().is_dir():
-        path = str(Path(name).expanduser().resolve())
-        identity = f"{path}@local"
-    else:
-        path, identity = name, ""
+    path, identity = locate(name)
     try:
-        tokenizer = AutoTokenizer.from_pretrained(path)
-        model = AutoModelForCausalLM.from_pretrained(path, dtype=getattr(torch, dtype))
+        model, tokenizer = load_pretrained(path, dtype=dtype, device=device)
     except OSError as exc:
         raise EvaluationLMError(
             f"could not load the Binoculars model {name!r}: give 'embedded', a local "
             f"transformers folder, or a hub id (hub ids need the network or a filled HF cache): "
             f"{exc}"
         ) from exc
-    model = model.to(device).eval()
     if not identity:
         identity = f"{name}@{getattr(model.config, '_commit_hash', None) or 'unknown'}"
     return LoadedCausalLM(
@@ -379,27 +386,25 @@ def load_binoculars(
     tokenizer is the observer's, as in the reference, and the two tokenizers' vocabularies must
     be identical (the reference's ``assert_tokenizer_consistency``). One pair per process for
     each set of arguments; each model is loaded once even when it is in several pairs."""
-    device, dtype = _resolve(device, dtype)
-    key = (_strip_hf(observer), _strip_hf(performer), dtype, device, max_tokens, ppl_model)
-    with _loading:
-        if key in _pairs:
-            return _pairs[key]
-    seen = load_causal_lm(observer, dtype=dtype, device=device)
-    acts = load_causal_lm(performer, dtype=dtype, device=device)
-    if seen is not acts and seen.tokenizer.get_vocab() != acts.tokenizer.get_vocab():
-        raise MetricError(
-            f"Binoculars needs one tokenizer: the vocabularies of {seen.identity} and "
-            f"{acts.identity} differ"
+    device, dtype = resolve_device_dtype(device, dtype)
+    key = (_spec_name(observer), _spec_name(performer), dtype, device, max_tokens, ppl_model)
+
+    def build() -> Binoculars:
+        seen = load_causal_lm(observer, dtype=dtype, device=device)
+        acts = load_causal_lm(performer, dtype=dtype, device=device)
+        if seen is not acts and seen.tokenizer.get_vocab() != acts.tokenizer.get_vocab():
+            raise MetricError(
+                f"Binoculars needs one tokenizer: the vocabularies of {seen.identity} and "
+                f"{acts.identity} differ"
+            )
+        return Binoculars(
+            seen.model,
+            acts.model,
+            seen.tokenizer,
+            observer_identity=seen.identity,
+            performer_identity=acts.identity,
+            max_tokens=max_tokens,
+            ppl_model=ppl_model,
         )
-    tokenizer = seen.tokenizer
-    pair = Binoculars(
-        seen.model,
-        acts.model,
-        tokenizer,
-        observer_identity=seen.identity,
-        performer_identity=acts.identity,
-        max_tokens=max_tokens,
-        ppl_model=ppl_model,
-    )
-    with _loading:
-        return _pairs.setdefault(key, pair)
+
+    return shared(("binoculars_pair", *key), build)
