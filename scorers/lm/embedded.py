@@ -24,6 +24,7 @@ __all__ = [
     "EmbeddedModelMissing",
     "embedded_gguf_path",
     "embedded_identity",
+    "locate",
     "materialize_embedded",
 ]
 
@@ -110,3 +111,19 @@ def materialize_embedded(cache_dir: Path | None = None) -> Path:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
     return target
+
+
+def locate(spec: str) -> tuple[str, str]:
+    """(what to load, identity before the weights' commit): ``embedded`` (or
+    ``embedded/smollm2``) -> the materialised embedded folder and its fingerprinted identity; a
+    local folder -> its resolved path and ``<path>@local``; anything else is a hub id (its
+    identity is completed from the loaded config's commit hash: ``""`` here)."""
+    name = spec.strip()
+    name = name[3:] if name.startswith("hf/") else name
+    if name in EMBEDDED_SPECS:
+        return str(materialize_embedded()), embedded_identity()
+    path = Path(name).expanduser()
+    if path.is_dir():
+        resolved = str(path.resolve())
+        return resolved, f"{resolved}@local"
+    return name, ""

@@ -7,8 +7,8 @@ embedded model) and the one in-process store of loaded models.
 - :func:`load_pretrained` loads a tokenizer and a causal LM in eval mode on a device, quietly:
   transformers' progress bars and info messages are for its own users, not ours (a user's run
   prints Inspect's display, our progress and real warnings).
-- :func:`locate` turns a model spec (``embedded``, a local folder, a hub id, optionally written
-  ``hf/<id>``) into what to load and the start of its identity.
+- :func:`scorers.lm.embedded.locate` turns a model spec (``embedded``, a local folder, a hub
+  id) into what to load and the start of its identity.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from scorers.errors import MetricError
 __all__ = [
     "DTYPES",
     "load_pretrained",
-    "locate",
     "quiet_transformers",
     "resolve_device_dtype",
     "shared",
@@ -95,24 +94,6 @@ def quiet_transformers() -> Iterator[None]:
         logging.set_verbosity(verbosity)
         if bars:
             logging.enable_progress_bar()
-
-
-def locate(spec: str) -> tuple[str, str]:
-    """(what to load, identity before the weights' commit): ``embedded`` (or
-    ``embedded/smollm2``) -> the materialised embedded folder and its fingerprinted identity; a
-    local folder -> its resolved path and ``<path>@local``; anything else is a hub id (its
-    identity is completed from the loaded config's commit hash: ``""`` here)."""
-    from scorers.lm.embedded import EMBEDDED_SPECS, embedded_identity, materialize_embedded
-
-    name = spec.strip()
-    name = name[3:] if name.startswith("hf/") else name
-    if name in EMBEDDED_SPECS:
-        return str(materialize_embedded()), embedded_identity()
-    path = Path(name).expanduser()
-    if path.is_dir():
-        resolved = str(path.resolve())
-        return resolved, f"{resolved}@local"
-    return name, ""
 
 
 def load_pretrained(

@@ -44,7 +44,8 @@ import numpy as np
 
 from scorers.errors import EvaluationLMError, MetricError
 from scorers.lm.cache import ScoreCache
-from scorers.lm.loading import load_pretrained, locate, resolve_device_dtype, shared
+from scorers.lm.embedded import locate
+from scorers.lm.loading import load_pretrained, resolve_device_dtype, shared
 
 __all__ = [
     "ACCURACY_THRESHOLD",
