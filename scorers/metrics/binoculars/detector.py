@@ -209,16 +209,20 @@ class Binoculars:
         """Tokens of each whole text (before the cut to ``max_tokens``)."""
         return [len(self.encode(t)) for t in texts]
 
-    def score(self, texts: Sequence[str]) -> list[BinocularsScore]:
-        """The Binoculars score of each text; a text of fewer than 2 tokens is a ValueError
-        (``ppl`` has no position to average over)."""
+    def _rows(self, texts: Sequence[str]) -> tuple[list[list[int]], list[list[int]]]:
+        """Each text's token ids, whole and cut to ``max_tokens``; a text of fewer than 2
+        tokens is a ValueError (``ppl`` has no position to average over)."""
         encoded = [self.encode(t) for t in texts]
         short = [i for i, ids in enumerate(encoded) if len(ids) < 2]
         if short:
             raise ValueError(
                 f"text(s) {short} have fewer than 2 tokens; Binoculars needs at least 2"
             )
-        cut = [ids[: self.max_tokens] for ids in encoded]
+        return encoded, [ids[: self.max_tokens] for ids in encoded]
+
+    def score(self, texts: Sequence[str]) -> list[BinocularsScore]:
+        """The Binoculars score of each text (see :meth:`_rows` for what is refused)."""
+        encoded, cut = self._rows(texts)
         values = self.score_ids(cut)
         return [
             BinocularsScore(score=p / x, ppl=p, x_ppl=x, tokens=len(ids), length=len(full))
@@ -229,13 +233,7 @@ class Binoculars:
         """:meth:`score` through the score cache: each text's ``(ppl, x_ppl)`` is stored under
         (observer, performer, ``ppl_model``, the token ids scored), so a rerun, or the same
         text in another model's run, computes nothing."""
-        encoded = [self.encode(t) for t in texts]
-        short = [i for i, ids in enumerate(encoded) if len(ids) < 2]
-        if short:
-            raise ValueError(
-                f"text(s) {short} have fewer than 2 tokens; Binoculars needs at least 2"
-            )
-        cut = [ids[: self.max_tokens] for ids in encoded]
+        encoded, cut = self._rows(texts)
         keys = [
             cache.value_key(
                 "binoculars",
