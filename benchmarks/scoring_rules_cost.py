@@ -5,8 +5,8 @@ Every metric scores the same items (the held-out human review of each paper as c
 reference reviews as positives, ``--negatives`` reviews of other papers as negatives) with the
 evaluation LM also serving as oracle and preprocessor. Each metric gets its own empty cache, so
 its time includes the rewrites and decompositions it needs, which a second model scored against
-the same references would not pay again (they are cached; ``tests/test_fmi.py`` checks that a
-second model pays only for its own questions).
+the same references would not pay again (they are cached; ``tests/metrics/fmi/test_fmi.py``
+checks that a second model pays only for its own questions).
 
     python benchmarks/scoring_rules_cost.py --papers 4 \
         --metric-options '{"gppm_cluster": {"fit_on": "gem_tasks/tasks/data/demo_iclr.jsonl"}}'

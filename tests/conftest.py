@@ -3,11 +3,19 @@ anything semantic, a tiny randomly initialised Llama for mechanics."""
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from inspect_ai.model import GenerateConfig
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -18,6 +26,19 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 REPO = Path(__file__).resolve().parent.parent
+
+MODEL_FIXTURES = frozenset(
+    {"embedded_folder", "tokenizer", "tiny_model", "tiny_lm", "embedded_lm", "tiny_folder"}
+)
+"""Fixtures that load a model: a test using one is slow whether or not it says so."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test that loads a model is marked ``slow`` (most say so themselves; this catches
+    the ones that only take a model fixture), so ``scripts/test.sh --fast`` leaves them out."""
+    for item in items:
+        if MODEL_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -104,3 +125,141 @@ def rated_free_text_papers(n: int) -> list[dict]:
         }
         for i in range(n)
     ]
+
+
+# -- running evals -------------------------------------------------------------------------------
+
+
+def inspect_eval(
+    args: list[str], cwd: Path, task: str = "gem_tasks/iclr"
+) -> subprocess.CompletedProcess:
+    command = [
+        sys.executable,
+        "-m",
+        "inspect_ai",
+        "eval",
+        task,
+        *args,
+        "--log-dir",
+        str(cwd / "logs"),
+        "--display",
+        "plain",
+    ]
+    return subprocess.run(
+        command,
+        check=False,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=os.environ.copy(),
+        timeout=1500,
+    )
+
+
+def only_log(folder: Path):
+    from inspect_ai.log import read_eval_log
+
+    [path] = sorted((folder / "logs").glob("*.eval"))
+    return read_eval_log(str(path))
+
+
+# -- hand-built logs (leaderboard, registry) -----------------------------------------------------
+
+
+ERROR = "error"
+PAPERS = [f"p{i}" for i in range(1, 9)]
+BASE_SIGNATURE = {
+    "metric": "gem",
+    "package_version": "0.1.0",
+    "evaluation_lm": "vllm/meta-llama/Llama-3.1-8B-Instruct:bfloat16",
+    "preprocessor": "inspect/openai/gpt-4o",
+    "synopsis": "none",
+    "prompts": {"predict_system": "9c16", "predict_user": "ceb1", "preprocess_system": "3cbe"},
+}
+
+
+def signature(**changes) -> dict:
+    body = {**BASE_SIGNATURE, **changes}
+    body["id"] = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:12]
+    return body
+
+
+def write_log(
+    path: Path,
+    model: str,
+    values: dict[str, float | str],
+    *,
+    human: bool = False,
+    sig: dict | None = None,
+    scorer: str = "gem",
+    created: str = "2025-01-01T00:00:00+00:00",
+    config: GenerateConfig | None = None,
+    task: str = "gem_tasks/iclr",
+) -> Path:
+    """A finished log: one sample per paper, its score ``values[paper]`` (NaN: unscored,
+    ``ERROR``: the sample errored), every score carrying ``sig``."""
+    from inspect_ai.log import (
+        EvalConfig,
+        EvalDataset,
+        EvalLog,
+        EvalResults,
+        EvalSample,
+        EvalScore,
+        EvalSpec,
+        write_eval_log,
+    )
+    from inspect_ai.model import GenerateConfig
+    from inspect_ai.scorer import Score
+
+    sig = sig or signature()
+    samples = []
+    for paper, value in values.items():
+        if value == ERROR:
+            samples.append(
+                EvalSample(
+                    id=paper,
+                    epoch=1,
+                    input="review this paper",
+                    target="",
+                    error={"message": "boom", "traceback": "", "traceback_ansi": ""},
+                )
+            )
+            continue
+        score = Score(value=value, metadata={"signature": sig, "references": []})
+        samples.append(
+            EvalSample(
+                id=paper, epoch=1, input="review this paper", target="", scores={scorer: score}
+            )
+        )
+    log = EvalLog(
+        eval=EvalSpec(
+            created=created,
+            task=task,
+            dataset=EvalDataset(name="demo_iclr"),
+            model="none/none" if human else model,
+            model_generate_config=config or GenerateConfig(),
+            config=EvalConfig(),
+            task_args={"candidate": "human" if human else "model", "seed": 0, "references": 2},
+        ),
+        status="success",
+        samples=samples,
+        results=EvalResults(scores=[EvalScore(name=scorer, scorer=scorer)]),
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_eval_log(log, str(path))
+    return path
+
+
+# -- benchmarks ----------------------------------------------------------------------------------
+
+BENCHMARKS = REPO / "benchmarks"
+
+
+def load_benchmark(name: str):
+    if str(BENCHMARKS) not in sys.path:
+        sys.path.insert(0, str(BENCHMARKS))  # as when the script runs: its folder comes first
+    spec = importlib.util.spec_from_file_location(f"benchmark_{name}", BENCHMARKS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module

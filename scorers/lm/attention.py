@@ -6,7 +6,7 @@ repeats each key/value head for its query heads. For SmolLM2-135M (9 query heads
 heads) decoding a batch of ten 1,100-token prompts, that copy took 280 of 985 ms per step, and
 attention over the copies most of the rest. PyTorch's CPU kernel accepts a mask together with
 ``enable_gqa`` and gives bitwise-identical outputs (each query head reads the same key/value
-head either way; ``tests/test_generation_speed.py`` checks the logits), about 4.5x faster at
+head either way; ``tests/lm/test_decoding.py`` checks the logits), about 4.5x faster at
 decode shapes.
 
 :func:`use_gqa_attention` switches a loaded model on a CPU to this attention; everything it

@@ -1,0 +1,577 @@
+"""The scoring benchmarks run end to end on small inputs and count what they claim to count."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import load_benchmark
+
+
+def test_forward_flops_by_hand():
+    gpu = load_benchmark("scoring_gpu")
+    shape = {
+        "hidden_size": 4,
+        "num_hidden_layers": 1,
+        "num_attention_heads": 2,
+        "num_key_value_heads": 1,
+        "intermediate_size": 8,
+        "vocab_size": 10,
+    }
+    # per token 2 * (q,o: 2*4*4 + k,v: 2*4*2 + mlp: 3*4*8) = 288; two tokens 576; attention
+    # 2 * 2 * 4 * (1 + 2) = 48; projection at one position 2 * 4 * 10 = 80
+    assert gpu.forward_flops(shape, range(2), 1) == 576 + 48 + 80
+    # a suffix on top of a 3-token prefix attends to the prefix as well
+    assert gpu.forward_flops(shape, range(3, 4), 0) == 288 + 2 * 2 * 4 * 4
+
+
+def test_gpu_benchmark_smoke_on_cpu(tmp_path: Path):
+    """The 8B benchmark's logic with a tiny model of the same family: the workload keeps its
+    shared prefixes through the id mapping, both paths agree, ours executes fewer FLOPs."""
+    gpu = load_benchmark("scoring_gpu")
+    prompt = list(range(100, 160))
+    rows = []
+    for paper in range(2):
+        synopsis = [200 + paper] * 20
+        for reference in range(3):
+            target = [300 + 10 * paper + reference] * (5 + reference)
+            rows.append({"context": prompt + synopsis + [400 + paper] * 15, "target": target})
+            rows.append({"context": prompt + synopsis + [7, 8], "target": target})
+    workload = tmp_path / "workload.json"
+    workload.write_text(json.dumps({"source": "test", "requests": rows}))
+    requests = gpu.load_requests(workload, vocab_size=4096)
+    assert [r.length for r in requests] == [len(r["context"]) + len(r["target"]) for r in rows]
+    assert requests[0].context_ids[:80] == requests[2].context_ids[:80]
+    out = tmp_path / "gpu.json"
+    report = gpu.main(
+        [
+            "--workload",
+            str(workload),
+            "--shape",
+            "tiny",
+            "--device",
+            "cpu",
+            "--dtype",
+            "float32",
+            "--peak-tflops",
+            "1",
+            "--out",
+            str(out),
+        ]
+    )
+    assert json.loads(out.read_text()) == report
+    baseline, ours = report["results"]["baseline"], report["results"]["ours"]
+    assert ours["executed_tflop"] < 0.6 * baseline["executed_tflop"]
+    assert ours["mfu"] == pytest.approx(ours["achieved_tflops"] / 1.0)
+    assert ours["speedup"] == pytest.approx(ours["tokens_per_s"] / baseline["tokens_per_s"])
+    # ours: the two papers' prompt + synopsis (80 tokens each) in one forward, then each
+    # paper's six suffixes in one batch; the baseline: one forward per request
+    assert (ours["forwards"], baseline["forwards"]) == (3, 12)
+    suffixes = 2 * sum(15 + 5 + r + 2 + 5 + r for r in range(3))
+    assert ours["tokens_per_forward"] == pytest.approx((2 * 80 + suffixes) / 3)
+    assert 0 < ours["padding"] < 0.5
+
+
+def test_generation_benchmark_demo_runs_this_tree_as_installed_and_reports_failures(
+    tmp_path: Path, monkeypatch
+):
+    """This checkout's demo runs without PYTHONPATH (a second gem-tasks distribution would hide
+    the tasks), another tree's with it first; a failing demo raises with its output."""
+    generation = load_benchmark("generation")
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    monkeypatch.setenv("GEM_TASKS_CACHE_DIR", str(tmp_path / "cache"))
+    script = "import os, sys; print('PYTHONPATH=' + str(os.environ.get('PYTHONPATH'))); sys.exit(3)"
+    monkeypatch.setattr(generation, "DEMO_COMMAND", [sys.executable, "-c", script])
+    with pytest.raises(RuntimeError, match=r"(?s)exit 3.*PYTHONPATH=None"):
+        generation.run_demo(generation.REPO, tmp_path / "ours")
+    other = tmp_path / "baseline-tree"
+    other.mkdir()
+    with pytest.raises(RuntimeError, match=f"PYTHONPATH={other}"):
+        generation.run_demo(other, tmp_path / "baseline")
+    assert (tmp_path / "ours" / "cache" / "models").is_symlink()  # the warm model folder
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("isolated_cache")
+def test_cpu_benchmark_on_the_demo_data(tmp_path: Path, monkeypatch):
+    scoring = load_benchmark("scoring")
+    monkeypatch.setattr(scoring, "SHARED", tmp_path / "absent")  # the bundled demo
+    out, workload = tmp_path / "cpu.json", tmp_path / "workload.json"
+    exported = scoring.main(["--pairs", "4", "--export-workload", str(workload)])
+    assert exported == {"source": "bundled demo", "exported": 8}
+    assert not out.exists()
+    rows = json.loads(workload.read_text())["requests"]
+    assert len(rows) == 8 and all(row["context"] and row["target"] for row in rows)
+    report = scoring.main(["--pairs", "4", "--no-vllm", "--out", str(out)])
+    assert json.loads(out.read_text()) == report
+    assert report["source"] == "bundled demo"
+    assert [b["backend"] for b in report["backends"]] == ["baseline", "hf", "hf-no-reuse"]
+    assert report["tokens_planned"] < report["tokens"]
+    costs = {c["models"]: c for c in report["candidate_cost"]}
+    # demo papers have 3 reviews: 2 references x (GEM, GEM-S) = 4 pairs, 4 marginals paid once
+    assert [costs[m]["forward_requests"] for m in (1, 2, 4)] == [8, 12, 20]
+    assert [costs[m]["naive_requests"] for m in (1, 2, 4)] == [8, 16, 32]
+    assert all(c["rerun_hit_rate"] == 1.0 and c["rerun_new_requests"] == 0 for c in costs.values())
+
+
+@pytest.mark.slow
+def test_rounds_split_whole_papers_and_rotate_the_backends():
+    from scorers.lm.base import ScoringRequest
+
+    scoring = load_benchmark("scoring")
+    # three papers (candidates x1, x2, x3), GEM then GEM-S triples, two requests per triple
+    triples = [("s", "x1", "a"), ("s", "x1", "b"), ("t", "x1", "a"), ("s", "x2", "c")]
+    triples += [("s", "x3", "d"), ("t", "x3", "d")]
+    assert scoring.paper_groups(triples, 2) == [list(range(8)), list(range(8, 12))]
+    groups = scoring.paper_groups(triples, 10)  # at most one round per paper
+    assert groups == [list(range(6)), [6, 7], list(range(8, 12))]
+    assert scoring.paper_groups(triples, 1) == [list(range(12))]
+
+    calls = []
+
+    def backend(name):
+        def run(batch):
+            calls.append(name)
+            return [float(r.context_ids[0]) + (name == "b") for r in batch]
+
+        return run
+
+    requests = [ScoringRequest((i,), (0,)) for i in range(12)]
+    runs = {name: backend(name) for name in ("a", "b", "c")}
+    results = scoring.interleaved(runs, requests, groups, n_pairs=6)
+    assert calls == ["a", "b", "c", "b", "c", "a", "c", "a", "b"]
+    by_name = {r["backend"]: r for r in results}
+    assert by_name["a"]["totals"] == [float(i) for i in range(12)]  # back in request order
+    assert by_name["b"]["totals"] == [i + 1.0 for i in range(12)]
+    assert all(len(r["round_seconds"]) == 3 for r in results)
+    assert by_name["a"]["seconds"] == pytest.approx(sum(by_name["a"]["round_seconds"]))
+
+
+def test_generation_benchmark_compares_token_by_token():
+    compare = load_benchmark("generation").compare
+
+    assert compare([[1, 2, 3], [4, 5]], [[1, 2, 3], [4, 5]]) == []
+    assert compare([[1, 2, 3], [4, 5]], [[1, 9, 3], [4, 5, 6]]) == [
+        {"row": 0, "first_difference": 1, "lengths": [3, 3]},
+        {"row": 1, "first_difference": 2, "lengths": [2, 3]},
+    ]
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("isolated_cache")
+def test_scoring_rules_cost_benchmark_counts_calls(tmp_path: Path, tiny_model, tokenizer):
+    """The cost benchmark on two demo papers with the tiny random model as evaluation LM, oracle
+    and preprocessor: log-prob requests are exact; a random oracle is unreadable, so its items
+    are unscored with that reason after one retry per question."""
+    folder = tmp_path / "tiny"
+    tiny_model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    cost = load_benchmark("scoring_rules_cost")
+    out = tmp_path / "cost.json"
+    report = cost.main(
+        ["--papers", "2", "--scorer-lm", f"hf/{folder}", "--out", str(out),
+         "--metrics", "fmi_kl_fvar_token", "tvd_mi",
+         "--metric-options", '{"fmi_kl_fvar_token": {"divergence": "hellinger"}}']
+    )  # fmt: skip
+    assert json.loads(out.read_text()) == report
+    assert report["machine"]["cpus"] >= 1 and report["dtype"] == "float32"
+    rows = {r["metric"]: r for r in report["rows"]}
+    # 1 positive + 4 negatives, a conditional and a marginal request each
+    assert rows["fmi_kl_fvar_token"]["logprob_requests_per_sample"] == 10
+    assert rows["fmi_kl_fvar_token"]["scored"] == 2
+    assert rows["fmi_kl_fvar_token"]["options"] == {"divergence": "hellinger"}
+    assert rows["tvd_mi"]["options"] == {}
+    tvd = rows["tvd_mi"]
+    assert tvd["scored"] + len(tvd["unscored_reasons"]) >= 1
+    assert all("unreadable oracle reply" in reason for reason in tvd["unscored_reasons"])
+    assert 5 <= tvd["oracle_calls_per_sample"] <= 10  # 5 questions, at most one retry each
+    # --keep: a second run measures one metric again and keeps the other's row
+    again = cost.main(
+        ["--papers", "2", "--scorer-lm", f"hf/{folder}", "--out", str(out),
+         "--metrics", "fmi_kl_fvar_token", "--keep"]
+    )  # fmt: skip
+    assert [r["metric"] for r in again["rows"]] == ["tvd_mi", "fmi_kl_fvar_token"]
+    assert again["rows"][0] == tvd
+    with pytest.raises(SystemExit, match="differs in \\['papers'\\]"):
+        cost.main(
+            ["--papers", "3", "--scorer-lm", f"hf/{folder}", "--out", str(out),
+             "--metrics", "fmi_kl_fvar_token", "--keep"]
+        )  # fmt: skip
+
+
+def test_gaming_benchmark_compares_the_universal_review_paper_by_paper():
+    """The universal-review comparison reads the paired scores' two sides and the model log's
+    scores by paper, and its paired lines use only the papers both sides have."""
+    from types import SimpleNamespace
+
+    from scorers.validation.statistics import paired_comparison
+
+    gaming = load_benchmark("gaming_iclr2020")
+
+    def sample(paper, scores):
+        return SimpleNamespace(id=paper, scores=scores)
+
+    def paired(before, after):
+        return SimpleNamespace(value={"before": before, "after": after})
+
+    human = {"p1": 5.0, "p2": 7.0, "p3": 2.0, "p4": 4.0}
+    universal = {"p1": -1.0, "p2": 0.5, "p3": -3.0, "p4": 1.0}
+    model = {"p1": 6.0, "p2": 4.0, "p3": 3.5}  # p4 not reviewed
+    universal_log = SimpleNamespace(
+        samples=[sample(p, {"gem_paired": paired(human[p], universal[p])}) for p in human]
+    )
+    model_log = SimpleNamespace(
+        samples=[sample(p, {"gem": SimpleNamespace(value=v)}) for p, v in model.items()]
+    )
+    text = gaming.universal_comparison([universal_log], [model_log], ["gem"])
+    assert "| human (held-out review) | 4 | 4.500 |" in text
+    assert "| SmolLM2-135M's own review | 3 | 4.500 |" in text
+    assert "| universal review (same text for every paper) | 4 | -0.625 |" in text
+    shared = ["p1", "p2", "p3"]
+    expected = paired_comparison([model[p] for p in shared], [human[p] for p in shared], level=0.90)
+    assert f"SmolLM2 − human: {expected.mean_difference:+.3f}" in text
+    assert expected.mean_difference == pytest.approx((1.0 - 3.0 + 1.5) / 3)
+    assert "over 3 papers" in text and "universal − human: -5.125" in text
+
+
+def test_gaming_benchmark_merges_metrics_added_by_later_runs():
+    """A later run that scores other metrics adds their sections without dropping the earlier
+    run's; a metric scored twice is read from the newest log; a metric the model log lacks says
+    so instead of inventing a row."""
+    from types import SimpleNamespace
+
+    gaming = load_benchmark("gaming_iclr2020")
+
+    def log(scores_by_paper):
+        return SimpleNamespace(
+            samples=[SimpleNamespace(id=p, scores=s) for p, s in scores_by_paper.items()]
+        )
+
+    def paired(before, after):
+        return SimpleNamespace(value={"before": before, "after": after})
+
+    old = log({"p1": {"gem_paired": paired(1.0, 0.0)}, "p2": {"gem_paired": paired(3.0, 0.0)}})
+    new = log(
+        {
+            "p1": {"gem_paired": paired(9.0, 9.0), "gppm_token_paired": paired(2.0, 1.0)},
+            "p2": {"gem_paired": paired(9.0, 9.0), "gppm_token_paired": paired(4.0, 1.0)},
+            "p3": None,  # an errored sample holds no scores
+        }
+    )
+    model = log({"p1": {"gem": SimpleNamespace(value=5.0)}})
+    assert gaming.paired_scorers([old, new]) == ["gem", "gppm_token"]
+    text = gaming.universal_comparison([old, new], [model], ["gem", "gppm_token"])
+    gem, gppm = text.split("## gppm_token")
+    assert "| human (held-out review) | 2 | 9.000 |" in gem  # the newest log that has gem
+    assert "| SmolLM2-135M's own review | 1 | 5.000 |" in gem
+    assert "| human (held-out review) | 2 | 3.000 |" in gppm
+    assert "| universal review (same text for every paper) | 2 | 1.000 |" in gppm
+    assert "SmolLM2-135M's own review | not scored in these runs" in gppm
+    assert "universal − human: -2.000" in gppm
+    assert "universal − SmolLM2" not in gppm
+    only_old = gaming.universal_comparison([old], [], ["gem", "gppm_token"])
+    assert "## gppm_token" not in only_old and "| human (held-out review) | 2 | 2.000 |" in only_old
+
+
+def test_autopre_exam_report_renders_every_judge_row_and_the_panel():
+    exam = load_benchmark("autopre_exam_iclr2020")
+
+    def score(value, used, unparsed, **extra):
+        return {"value": value, "used": used, "unparsed": unparsed, "reason": None, **extra}
+
+    def judge(c, p, s, in_panel, weight):
+        return {
+            "consistency": c,
+            "pertinence": p,
+            "self_confidence": s,
+            "passed": {
+                "consistency": c["value"] is not None and c["value"] > 0.5,
+                "pertinence": p["value"] is not None and p["value"] > 0.25,
+                "self_confidence": s["value"] == 1.0,
+            },
+            "in_panel": in_panel,
+            "weight": weight,
+        }
+
+    confident = {"mode_prob": 1, "easy_mean": 1.5, "hard_mean": 2.25, "easy_used": 3}
+    qualification = {
+        "judges": {
+            "a@before": judge(
+                score(0.75, 4, 0),
+                score(0.5, 8, 0),
+                score(1.0, 6, 2, **confident, hard_used=3),
+                True,
+                0.6,
+            ),
+            "a@after": judge(
+                score(None, 0, 4),
+                score(0.0, 1, 7),
+                score(None, 0, 8, mode_prob=1, easy_mean=None, hard_mean=None),
+                False,
+                None,
+            ),
+        },
+        "thresholds": {"consistency": 0.5, "pertinence": 0.25, "self_confidence": 1.0},
+        "panel": ["a@before"],
+        "weights": {"a@before": 0.6},
+        "reason": None,
+        "judge_calls": {"a@before": {"consistency": 8, "pertinence": 8}},
+    }
+    from types import SimpleNamespace
+
+    def sample(**labels):
+        judges = {judge: {"labels": pair} for judge, pair in labels.items()}
+        return SimpleNamespace(scores={"s": SimpleNamespace(metadata={"judges": judges})})
+
+    samples = [
+        sample(**{"a@before": [-1, -1], "a@after": [None, None]}),
+        sample(**{"a@before": [-1, 1], "a@after": [1, None]}),
+        SimpleNamespace(scores=None),  # an errored sample
+    ]
+    positions = exam.first_position_counts(samples)
+    assert positions == {"a@before": (3, 4), "a@after": (0, 1)}
+    text = exam.exam_markdown("forced", qualification, items=4, seconds=12.4, positions=positions)
+    assert text.startswith("## local_answers = forced (4 exam papers, 12 s)")
+    assert (
+        "| a@before | 0.750 (4 used, 0 unparsed) | 0.500 (8 used, 0 unparsed) | "
+        "pass: easy 1.50 vs hard 2.25 −log p (3+3 used, 2 unparsed) | "
+        "consistency, pertinence, self_confidence | yes | 0.600 | 3/4 (75%) |"
+    ) in text
+    assert (
+        "| a@after | n/a (0 used, 4 unparsed) | 0.000 (1 used, 7 unparsed) | "
+        "n/a: easy n/a vs hard n/a −log p (0+0 used, 8 unparsed) | none | no |  | 0/1 (0%) |"
+    ) in text
+    assert "consistency 0.500, pertinence 0.250; self-confidence is pass/fail" in text
+    assert "Panel: a@before." in text
+    assert "- a@before: consistency 8, pertinence 8" in text
+    empty = dict(qualification, panel=[], reason="no candidate passed all three exams")
+    assert "Panel: empty (no candidate passed all three exams)." in exam.exam_markdown(
+        "generate", empty, items=4, seconds=1.0
+    )
+
+
+def test_gaming_benchmark_counts_the_oracles_yes_answers_by_side():
+    """oracle.md: per binary-critic metric and strategy, the share of yes answers on the paper's
+    own references and on the negatives, before and after; 7-point answers and sides without
+    terms are not counted; a later log of the same strategy replaces an earlier one."""
+    from types import SimpleNamespace
+
+    gaming = load_benchmark("gaming_iclr2020")
+
+    def term(side, *answers):
+        return {"side": side, "answers": list(answers), "critic": sum(answers) / len(answers)}
+
+    def log(strategy, samples):
+        return SimpleNamespace(
+            eval=SimpleNamespace(metadata={"perturbation": strategy}),
+            samples=[
+                SimpleNamespace(id=f"p{i}", scores=scores) for i, scores in enumerate(samples)
+            ],
+        )
+
+    def paired(before, after, value=None):
+        return SimpleNamespace(
+            value=value or {"before": 0.0, "after": 0.0},
+            metadata={"before": {"references": before}, "after": {"references": after}},
+        )
+
+    first = log(
+        "oracle_injection",
+        [
+            {
+                "tvd_mi_paired": paired(
+                    [term("positive", 0.5), term("negative", -0.5), term("negative", -0.5)],
+                    [term("positive", 0.5), term("negative", 0.5), term("negative", -0.5)],
+                ),
+                # a 7-point cell's answers (log-ratios) are not a binary critic's
+                "gppm_j_paired": paired([term("positive", 2.0)], [term("positive", 3.0)]),
+            },
+            {  # statement level: one answer per statement; an unscored side has no terms
+                "tvd_mi_paired": paired(
+                    [term("positive", 0.5, -0.5), term("negative", 0.5)],
+                    [],
+                    value=float("nan"),
+                )
+            },
+        ],
+    )
+    text = gaming.oracle_answers([first])
+    # before: same paper 2 yes of 3 answers, negatives 1 of 3; after: 1 of 1 and 1 of 2
+    assert "| tvd_mi | oracle_injection | before | 0.67 (3) | 0.33 (3) | +0.33 |" in text
+    assert "| tvd_mi | oracle_injection | after | 1.00 (1) | 0.50 (2) | +0.50 |" in text
+    assert "gppm_j" not in text
+    rerun = log(
+        "oracle_injection",
+        [{"tvd_mi_paired": paired([term("positive", -0.5)], [term("negative", 0.5)])}],
+    )
+    text = gaming.oracle_answers([first, rerun])
+    assert "| tvd_mi | oracle_injection | before | 0.00 (1) | n/a (0) | n/a |" in text
+    assert text.count("| tvd_mi |") == 2
+    assert gaming.oracle_answers([log("shotgun", [{"gem_paired": paired([], [])}])]) == ""
+
+
+def test_beyond_rating_benchmark_reruns_one_row_and_reads_the_others_from_their_logs(
+    tmp_path: Path,
+):
+    """The three rows (human, the model's own review, random replacement) on two papers with
+    the one metric that needs no model; ``--runs human`` redoes only the human row and reads
+    the other two from their logs, times included."""
+    bench = load_benchmark("beyond_rating_iclr2020")
+    from inspect_ai.model import ModelAPI, ModelOutput, ModelUsage, modelapi
+
+    from conftest import rated_free_text_papers, write_jsonl
+
+    @modelapi(name="bench_fixed")
+    def bench_fixed():
+        class Fixed(ModelAPI):
+            async def generate(self, input, tools, tool_choice, config):
+                output = ModelOutput.from_content(self.model_name, "A review with no rating.")
+                output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+                return output
+
+        return Fixed
+
+    data = write_jsonl(tmp_path / "papers.jsonl", rated_free_text_papers(2))
+    argv = ["--data", str(data), "--papers", "2", "--out", str(tmp_path / "out")]
+    argv += ["--scorers", "br_rating_mae", "--model", "bench_fixed/model"]
+    with pytest.raises(SystemExit, match="no complete log of run"):
+        bench.main([*argv, "--runs", "human"])
+    summary = bench.main(argv)
+    cells = summary["br_rating_mae"]
+    assert set(cells) == {"human", "SmolLM2-135M", "random replacement"}
+    # the held-out reviewer's stored rating against the mean of the other two
+    human = cells["human"]
+    assert human["scored"] == human["n"] == 2 and human["calls_per_review"] == 0
+    from inspect_ai.log import read_eval_log
+
+    found = bench.newest_logs(
+        tmp_path / "out" / "logs", str(tmp_path / "out" / "records_2.jsonl"), "br_rating_mae"
+    )
+    errors = []
+    for sample in read_eval_log(found["human"]).samples:
+        others = [r["rating"] for r in sample.metadata["references"]]
+        errors.append(abs(sample.metadata["held_out"]["rating"] - sum(others) / len(others)))
+    assert human["mean"] == pytest.approx(sum(errors) / 2) and len(others) == 2
+    # the fixed reply and a replaced human review state no rating: unscored with the reason
+    for name in ("SmolLM2-135M", "random replacement"):
+        assert cells[name]["scored"] == 0 and cells[name]["n"] == 2
+        assert any("rating cannot be read" in r for r in cells[name]["unscored_reasons"])
+    timings = json.loads((tmp_path / "out" / "timings.json").read_text())
+    logs = sorted((tmp_path / "out" / "logs").glob("*.eval"))
+    assert len(logs) == 4 and all(v >= 0 for v in timings.values())
+    again = bench.main([*argv, "--runs", "human"])
+    assert again == summary
+    assert len(list((tmp_path / "out" / "logs").glob("*.eval"))) == 5
+    new_timings = json.loads((tmp_path / "out" / "timings.json").read_text())
+    key = "SmolLM2-135M's own review (incl. writing it)"
+    assert new_timings[key] == timings[key]  # read from its log, not rerun
+    assert "| br_rating_mae | human | 2 / 2 |" in (tmp_path / "out" / "summary.md").read_text()
+    with pytest.raises(SystemExit, match="unknown run"):
+        bench.main([*argv, "--runs", "humans"])
+
+
+def test_beyond_judge_probe_pairs_and_scores_a_judge_with_known_answers(tmp_path: Path):
+    """Three pairs per review (a point against itself, another point of the same review, a
+    point of another paper); a judge that says Yes exactly to identical points scores 1.0
+    balanced accuracy, one that always says No 0.5; an unreadable reply is asked again and then
+    left unread, not counted as No."""
+    probe = load_benchmark("beyond_judge_probe")
+    from conftest import write_jsonl
+    from scorers.resources import Resources
+
+    def summary(paper: int, k: int) -> str:
+        lines = [f"The reviewer criticizes flaw {j} of paper {paper}." for j in range(k)]
+        lines += [f"The reviewer appreciates merit {j} of paper {paper}." for j in range(k)]
+        return "\n".join(lines)
+
+    rows = [
+        {"paper_id": f"p{i}", "reviews": [{"review": "text", "review_summary": summary(i, 2)}]}
+        for i in range(4)
+    ]
+    data = write_jsonl(tmp_path / "release.jsonl", rows)
+
+    class Judge:
+        def __init__(self, rule):
+            self.rule, self.identity, self.asked = rule, "scripted", 0
+
+        async def generate(self, conversations, settings):
+            self.asked += len(conversations)
+            out = []
+            for conversation in conversations:
+                user = conversation[-1]["content"]
+                a = user.split("Point A: ")[1].split("\n")[0]
+                b = user.split("Point B: ")[1].split("\n")[0]
+                out.append(self.rule(a, b, settings.seed))
+            return out
+
+    exact = Judge(lambda a, b, seed: "Yes" if a == b else "No.")
+    argv = ["--data", str(data), "--reviews", "4", "--out", str(tmp_path / "out")]
+    report = probe.main(argv, resources=Resources(generators={"judge": exact}))
+    pairs = report["pairs"]
+    assert len(pairs) == 12 and report["calls"] == exact.asked == 12
+    assert [p["field"] for p in pairs[::3]] == ["weaknesses", "strengths"] * 2
+    for p in pairs:
+        assert (p["a"] == p["b"]) == (p["kind"] == "same")
+        same_paper = p["b"].endswith(f"of paper {p['paper'][1:]}.")
+        assert same_paper == (p["kind"] != "other_paper")
+        verb = "criticizes" if p["field"] == "weaknesses" else "appreciates"
+        assert verb in p["a"] and verb in p["b"]
+    assert report["summary"]["balanced_accuracy"] == 1.0
+    assert json.loads((tmp_path / "out" / "probe.json").read_text())["calls"] == 12
+    assert "| same | Yes | 4 | 4 | 100% | 100% |" in (tmp_path / "out" / "probe.md").read_text()
+
+    never = Judge(lambda a, b, seed: "No")
+    report = probe.main(argv, resources=Resources(generators={"judge": never}))
+    kinds = report["summary"]["kinds"]
+    assert kinds["same"]["accuracy"] == 0.0 and kinds["other_paper"]["accuracy"] == 1.0
+    assert report["summary"]["balanced_accuracy"] == 0.5
+
+    mumbles = Judge(lambda a, b, seed: "Both points discuss the paper." if a == b else "No")
+    report = probe.main(argv, resources=Resources(generators={"judge": mumbles}))
+    same = report["summary"]["kinds"]["same"]
+    assert same == {"pairs": 4, "readable": 0, "yes_rate": None, "accuracy": None}
+    assert report["calls"] == 12 + 4  # the unreadable ones asked once more
+    assert report["summary"]["balanced_accuracy"] is None
+
+
+def test_rewrite_budget_benchmark_counts_cut_rewrites_under_both_rules(tmp_path: Path):
+    """The script that measures how many judgment rewrites stop at their token limit: a scripted
+    rewriter cuts every rewrite whose budget is 256 and none above, so the old rule (256 for
+    every review) cuts all three reviews and the new one only the short review's."""
+    bench = load_benchmark("rewrite_budget")
+    from scorers import Resources
+    from scorers.lm.base import Reply
+
+    class Rewriter:
+        identity = "test/rewriter"
+
+        async def generate(self, conversations, settings):
+            text = "The reviewer appreciates it.\nThe reviewer appreciates it."
+            return [Reply(text, hit_limit=settings.max_new_tokens == 256) for _ in conversations]
+
+    texts = ["short review", "x" * 3000, "y" * 9000]
+    resources = Resources(cache_dir=tmp_path, generators={"preprocessor": Rewriter()})
+    result = asyncio.run(bench.measure(texts, resources))
+    assert (result["before"]["at_limit"], result["after"]["at_limit"]) == (3, 1)
+    assert result["before"]["at_limit_repeating_a_line"] == 3  # the two lines are the same
+    assert result["per_budget"] == {
+        "256": {"reviews": 1, "at_limit_before": 1, "at_limit": 1},
+        "768": {"reviews": 1, "at_limit_before": 1, "at_limit": 0},
+        "1024": {"reviews": 1, "at_limit_before": 1, "at_limit": 0},
+    }
+    assert not bench.repeats_a_line("a\nb\n\nc") and bench.repeats_a_line("a\nb\na")
+    result.update(
+        {
+            "data": "reviews.jsonl",
+            "reviews": 3,
+            "seed": 0,
+            "provenance": bench.provenance(data=[]),
+        }
+    )
+    table = bench.summary_markdown(result)
+    assert "| 256 new tokens for every review | 3 | 3 (100%) | 3 |" in table
+    assert "| 1024 | 1 | 1 | 0 |" in table and result["provenance"]["command"]

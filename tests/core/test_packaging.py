@@ -1,0 +1,263 @@
+"""Packaging: the Inspect entry point, registry names, and the scorers/inspect_ai boundary."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from importlib.metadata import entry_points
+
+import pytest
+
+from conftest import REPO
+
+
+def test_entry_point_is_registered():
+    points = {p.name: p.value for p in entry_points(group="inspect_ai")}
+    assert points.get("gem_tasks") == "gem_tasks._registry"
+
+
+@pytest.mark.slow
+def test_registry_names_are_namespaced(tmp_path):
+    # run where a user would (outside the source tree: a checkout's own gem_tasks.egg-info on
+    # sys.path would hide the installed distribution from Inspect's namespacing)
+    code = (
+        "from inspect_ai._util.registry import registry_info\n"
+        "import gem_tasks._registry as r\n"
+        "names = [registry_info(getattr(r, n)).name\n"
+        "         for n in ('iclr', 'gem', 'gem_raw', 'gem_s', 'gem_s_assw', 'human_review')]\n"
+        "print(','.join(names))\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    assert run.stdout.strip().split(",") == [
+        "gem_tasks/iclr",
+        "gem_tasks/gem",
+        "gem_tasks/gem_raw",
+        "gem_tasks/gem_s",
+        "gem_tasks/gem_s_assw",
+        "gem_tasks/human_review",
+    ]
+
+
+@pytest.mark.slow
+def test_scorers_package_never_imports_inspect_ai():
+    for path in (REPO / "scorers").rglob("*.py"):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            assert not any(n.split(".")[0] == "inspect_ai" for n in names), f"{path}: {names}"
+    code = (
+        "import sys, pkgutil, importlib, scorers\n"
+        "for m in pkgutil.walk_packages(scorers.__path__, 'scorers.'):\n"
+        "    importlib.import_module(m.name)\n"
+        "assert 'inspect_ai' not in sys.modules, 'inspect_ai imported'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO)
+
+
+def test_prompts_ship_with_the_package():
+    import prompts
+
+    assert {
+        "gem/predict_system",
+        "gem/predict_user",
+        "gem/preprocess_system",
+        "gem/preprocess_user",
+        "review/system",
+        "review/user",
+        "gem/assw_system",
+        "gem/assw_user",
+    } <= set(prompts.available())
+
+
+def test_every_task_folder_has_readme_and_eval_card_with_the_tasks_version():
+    from gem_tasks.tasks import eval_card
+    from gem_tasks.tasks.autopre_exam import autopre_exam
+    from gem_tasks.tasks.correlation import correlation
+    from gem_tasks.tasks.iclr import iclr
+    from gem_tasks.tasks.review_quality import review_quality
+    from gem_tasks.tasks.robustness import robustness
+
+    folders = sorted(
+        p.parent for p in (REPO / "gem_tasks" / "tasks").glob("*/*.py") if p.stem != "__init__"
+    )
+    assert [f.name for f in folders] == [
+        "autopre_exam",
+        "correlation",
+        "iclr",
+        "review_quality",
+        "robustness",
+    ]
+    built = {
+        "autopre_exam": autopre_exam,
+        "correlation": correlation,
+        "iclr": iclr,
+        "review_quality": review_quality,
+        "robustness": robustness,
+    }
+    for folder in folders:
+        assert (folder / "README.md").exists(), folder
+        card = eval_card(folder)
+        assert (
+            card["title"] and card["paper"]["arxiv"] and card["task"] == f"gem_tasks/{folder.name}"
+        )
+        factory = built[folder.name]
+        kwargs = {"dataset": str(REPO / "gem_tasks/tasks/data/demo_iclr.jsonl")}
+        if folder.name == "correlation":
+            continue  # needs graded reviews; its version is read the same way
+        assert factory(**kwargs).version == card["version"]
+
+
+def test_the_lm_eval_configs_are_package_data():
+    """Every lm-evaluation-harness config matches a package-data pattern (else a wheel would
+    ship the task module without the YAML that lm_eval looks for)."""
+    import fnmatch
+    import tomllib
+
+    patterns = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-data"
+    ]["gem_tasks"]
+    configs = sorted((REPO / "gem_tasks/lm_eval_tasks/configs").glob("*.yaml"))
+    assert configs
+    for path in configs:
+        relative = path.relative_to(REPO / "gem_tasks").as_posix()
+        assert any(fnmatch.fnmatch(relative, p) for p in patterns), relative
+
+
+def test_every_public_error_class_derives_from_the_root_error():
+    """One root error: a caller catches everything the project raises on purpose with
+    ``GemTasksError``. Every public exception class defined in ``scorers`` or ``gem_tasks``
+    (private control-flow classes, named with a leading underscore, aside) derives from it."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import gem_tasks
+    import scorers
+    from scorers.errors import GemTasksError
+
+    offenders = []
+    for package in (scorers, gem_tasks):
+        for module in pkgutil.walk_packages(package.__path__, prefix=f"{package.__name__}."):
+            loaded = importlib.import_module(module.name)
+            for name, value in vars(loaded).items():
+                if (
+                    inspect.isclass(value)
+                    and issubclass(value, BaseException)
+                    and value.__module__ == loaded.__name__
+                    and not name.startswith("_")
+                    and not issubclass(value, GemTasksError)
+                ):
+                    offenders.append(f"{loaded.__name__}.{name}")
+    assert not offenders, offenders
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Module -> the project modules it imports (anywhere in the file: at the top, inside a
+    function, or for type checking), for ``scorers``, ``gem_tasks`` and ``prompts``. ``from
+    package import submodule`` points at the submodule; a package's ``__init__`` is the package
+    itself."""
+    modules = {}
+    for package in ("scorers", "gem_tasks", "prompts"):
+        for path in (REPO / package).rglob("*.py"):
+            parts = path.relative_to(REPO).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            modules[name] = path
+
+    def resolve(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*parts, base] if base else parts)
+                targets = [
+                    f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
+                    for alias in node.names
+                ]
+            else:
+                continue
+            for target in targets:
+                found = resolve(target)
+                if found and found != name:
+                    graph[name].add(found)
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for other in graph[node]:
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in on_stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in graph:
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_cycles():
+    """The modules of the project import one another without a loop (lazy and type-checking
+    imports count too: a loop hidden inside a function is still a loop in the design)."""
+    graph = _import_graph()
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert graph["gem_tasks.cli"] and graph["scorers.metrics.gem"]  # the graph is not empty
+    assert _cycles(graph) == []
+
+
+def test_families_do_not_reach_into_each_other():
+    """A metric family (one folder of ``scorers/metrics/``) imports the core, never another
+    family: what two families share lives in the core (``scorers.pmi``, ``scorers.oracle``,
+    ``scorers.text``); a family uses another's metric only through the registry. The core does
+    not import a family either (the registry discovers them)."""
+    graph = _import_graph()
+
+    def family(module: str) -> str | None:
+        parts = module.split(".")
+        return parts[2] if parts[:2] == ["scorers", "metrics"] and len(parts) > 2 else None
+
+    crossing = sorted(
+        f"{module} -> {target}"
+        for module, targets in graph.items()
+        for target in targets
+        if family(target) and family(target) != family(module) and module.startswith("scorers")
+    )
+    assert crossing == []
