@@ -4,6 +4,7 @@ anything semantic, a tiny randomly initialised Llama for mechanics."""
 from __future__ import annotations
 
 import hashlib
+import importlib
 import importlib.util
 import json
 import os
@@ -252,14 +253,10 @@ def write_log(
 
 # -- benchmarks ----------------------------------------------------------------------------------
 
-BENCHMARKS = REPO / "benchmarks"
-
 
 def load_benchmark(name: str):
-    if str(BENCHMARKS) not in sys.path:
-        sys.path.insert(0, str(BENCHMARKS))  # as when the script runs: its folder comes first
-    spec = importlib.util.spec_from_file_location(f"benchmark_{name}", BENCHMARKS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    """A benchmark script as a module, by its dotted name under ``benchmarks`` (``speed.scoring``,
+    ``experiments.gaming.run``), imported as ``python -m`` runs it from the repository root."""
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+    return importlib.import_module(f"benchmarks.{name}")

@@ -13,7 +13,7 @@ from conftest import load_benchmark
 
 
 def test_forward_flops_by_hand():
-    gpu = load_benchmark("scoring_gpu")
+    gpu = load_benchmark("speed.scoring_gpu")
     shape = {
         "hidden_size": 4,
         "num_hidden_layers": 1,
@@ -32,7 +32,7 @@ def test_forward_flops_by_hand():
 def test_gpu_benchmark_smoke_on_cpu(tmp_path: Path):
     """The 8B benchmark's logic with a tiny model of the same family: the workload keeps its
     shared prefixes through the id mapping, both paths agree, ours executes fewer FLOPs."""
-    gpu = load_benchmark("scoring_gpu")
+    gpu = load_benchmark("speed.scoring_gpu")
     prompt = list(range(100, 160))
     rows = []
     for paper in range(2):
@@ -81,7 +81,7 @@ def test_generation_benchmark_demo_runs_this_tree_as_installed_and_reports_failu
 ):
     """This checkout's demo runs without PYTHONPATH (a second gem-tasks distribution would hide
     the tasks), another tree's with it first; a failing demo raises with its output."""
-    generation = load_benchmark("generation")
+    generation = load_benchmark("speed.generation")
     monkeypatch.delenv("PYTHONPATH", raising=False)
     monkeypatch.setenv("GEM_TASKS_CACHE_DIR", str(tmp_path / "cache"))
     script = "import os, sys; print('PYTHONPATH=' + str(os.environ.get('PYTHONPATH'))); sys.exit(3)"
@@ -98,7 +98,7 @@ def test_generation_benchmark_demo_runs_this_tree_as_installed_and_reports_failu
 @pytest.mark.slow
 @pytest.mark.usefixtures("isolated_cache")
 def test_cpu_benchmark_on_the_demo_data(tmp_path: Path, monkeypatch):
-    scoring = load_benchmark("scoring")
+    scoring = load_benchmark("speed.scoring")
     monkeypatch.setattr(scoring, "SHARED", tmp_path / "absent")  # the bundled demo
     out, workload = tmp_path / "cpu.json", tmp_path / "workload.json"
     exported = scoring.main(["--pairs", "4", "--export-workload", str(workload)])
@@ -122,7 +122,7 @@ def test_cpu_benchmark_on_the_demo_data(tmp_path: Path, monkeypatch):
 def test_rounds_split_whole_papers_and_rotate_the_backends():
     from scorers.lm.base import ScoringRequest
 
-    scoring = load_benchmark("scoring")
+    scoring = load_benchmark("speed.scoring")
     # three papers (candidates x1, x2, x3), GEM then GEM-S triples, two requests per triple
     triples = [("s", "x1", "a"), ("s", "x1", "b"), ("t", "x1", "a"), ("s", "x2", "c")]
     triples += [("s", "x3", "d"), ("t", "x3", "d")]
@@ -152,7 +152,7 @@ def test_rounds_split_whole_papers_and_rotate_the_backends():
 
 
 def test_generation_benchmark_compares_token_by_token():
-    compare = load_benchmark("generation").compare
+    compare = load_benchmark("speed.generation").compare
 
     assert compare([[1, 2, 3], [4, 5]], [[1, 2, 3], [4, 5]]) == []
     assert compare([[1, 2, 3], [4, 5]], [[1, 9, 3], [4, 5, 6]]) == [
@@ -170,7 +170,7 @@ def test_scoring_rules_cost_benchmark_counts_calls(tmp_path: Path, tiny_model, t
     folder = tmp_path / "tiny"
     tiny_model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
-    cost = load_benchmark("scoring_rules_cost")
+    cost = load_benchmark("speed.scoring_rules_cost")
     out = tmp_path / "cost.json"
     report = cost.main(
         ["--papers", "2", "--scorer-lm", f"hf/{folder}", "--out", str(out),
@@ -210,7 +210,7 @@ def test_gaming_benchmark_compares_the_universal_review_paper_by_paper():
 
     from scorers.validation.statistics import paired_comparison
 
-    gaming = load_benchmark("gaming_iclr2020")
+    gaming = load_benchmark("experiments.gaming.run")
 
     def sample(paper, scores):
         return SimpleNamespace(id=paper, scores=scores)
@@ -244,7 +244,7 @@ def test_gaming_benchmark_merges_metrics_added_by_later_runs():
     so instead of inventing a row."""
     from types import SimpleNamespace
 
-    gaming = load_benchmark("gaming_iclr2020")
+    gaming = load_benchmark("experiments.gaming.run")
 
     def log(scores_by_paper):
         return SimpleNamespace(
@@ -278,7 +278,7 @@ def test_gaming_benchmark_merges_metrics_added_by_later_runs():
 
 
 def test_autopre_exam_report_renders_every_judge_row_and_the_panel():
-    exam = load_benchmark("autopre_exam_iclr2020")
+    exam = load_benchmark("experiments.autopre_exam_iclr2020.run")
 
     def score(value, used, unparsed, **extra):
         return {"value": value, "used": used, "unparsed": unparsed, "reason": None, **extra}
@@ -360,7 +360,7 @@ def test_gaming_benchmark_counts_the_oracles_yes_answers_by_side():
     terms are not counted; a later log of the same strategy replaces an earlier one."""
     from types import SimpleNamespace
 
-    gaming = load_benchmark("gaming_iclr2020")
+    gaming = load_benchmark("experiments.gaming.run")
 
     def term(side, *answers):
         return {"side": side, "answers": list(answers), "critic": sum(answers) / len(answers)}
@@ -420,7 +420,7 @@ def test_beyond_rating_benchmark_reruns_one_row_and_reads_the_others_from_their_
     """The three rows (human, the model's own review, random replacement) on two papers with
     the one metric that needs no model; ``--runs human`` redoes only the human row and reads
     the other two from their logs, times included."""
-    bench = load_benchmark("beyond_rating_iclr2020")
+    bench = load_benchmark("experiments.beyond_rating_iclr2020.run")
     from inspect_ai.model import ModelAPI, ModelOutput, ModelUsage, modelapi
 
     from conftest import rated_free_text_papers, write_jsonl
@@ -479,7 +479,7 @@ def test_beyond_judge_probe_pairs_and_scores_a_judge_with_known_answers(tmp_path
     point of another paper); a judge that says Yes exactly to identical points scores 1.0
     balanced accuracy, one that always says No 0.5; an unreadable reply is asked again and then
     left unread, not counted as No."""
-    probe = load_benchmark("beyond_judge_probe")
+    probe = load_benchmark("experiments.beyond_judge_probe.run")
     from conftest import write_jsonl
     from scorers.resources import Resources
 
@@ -542,7 +542,7 @@ def test_rewrite_budget_benchmark_counts_cut_rewrites_under_both_rules(tmp_path:
     """The script that measures how many judgment rewrites stop at their token limit: a scripted
     rewriter cuts every rewrite whose budget is 256 and none above, so the old rule (256 for
     every review) cuts all three reviews and the new one only the short review's."""
-    bench = load_benchmark("rewrite_budget")
+    bench = load_benchmark("experiments.rewrite_budget.run")
     from scorers import Resources
     from scorers.lm.base import Reply
 
@@ -569,7 +569,7 @@ def test_rewrite_budget_benchmark_counts_cut_rewrites_under_both_rules(tmp_path:
             "data": "reviews.jsonl",
             "reviews": 3,
             "seed": 0,
-            "provenance": bench.provenance(data=[]),
+            "provenance": bench.Run(tmp_path / "out").record,
         }
     )
     table = bench.summary_markdown(result)

@@ -235,11 +235,11 @@ def test_bf16_autocast_trains_on_cpu_and_is_recorded(
 
 @pytest.mark.slow
 def test_precision_benchmark_trains_both_ways_on_the_same_rows(data_dir, tiny_folder, tmp_path):
-    """benchmarks/finetune_precision.py: both precisions train the same number of steps on the
+    """benchmarks/speed/finetune_precision.py: both precisions train the same number of steps on the
     same rows (losses agree to bf16 rounding), the speed-up is the ratio of the step times."""
     from conftest import load_benchmark
 
-    bench = load_benchmark("finetune_precision")
+    bench = load_benchmark("speed.finetune_precision")
     out = tmp_path / "precision.json"
     args = ["--data", str(data_dir), "--base", str(tiny_folder), "--steps", "3"]
     report = bench.main(

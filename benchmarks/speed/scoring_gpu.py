@@ -1,0 +1,252 @@
+"""Scoring speed at scale: a Llama-3.1-8B-shaped model (random bf16 weights) on a GPU, the
+reference-style computation against our transformers path, with achieved TFLOP/s and model FLOP
+utilisation (MFU) against the device's bf16 peak.
+
+Speed does not depend on weight values, so the model is built from Llama-3.1-8B's configuration
+(embedded below; nothing is downloaded) with random weights. The workload is the real one: the
+token ids of ``benchmarks/speed/scoring.py``'s GEM/GEM-S requests, exported with
+``python -m benchmarks.speed.scoring --export-workload FILE`` on a machine with the data, and mapped
+token by token into the 8B vocabulary by a fixed random injection, so lengths and shared prefixes
+are those of the real prompts. Run on the GPU machine:
+
+    python -m benchmarks.speed.scoring_gpu --workload benchmarks/speed/results/workload.json
+
+``--shape tiny`` builds a 2-layer model of the same family for a CPU smoke run (tests use it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import torch
+
+from benchmarks.common.manifest import Run
+from benchmarks.speed.reference import baseline_logprobs
+from scorers.lm.base import ScoringRequest
+from scorers.lm.hf import HFEvaluationLM
+from scorers.lm.prefix_tree import forward_segments, scoring_plan
+
+HERE = Path(__file__).resolve().parent
+
+# meta-llama/Llama-3.1-8B config.json (architecture fields only)
+LLAMA_31_8B = {
+    "vocab_size": 128256,
+    "hidden_size": 4096,
+    "intermediate_size": 14336,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "max_position_embeddings": 131072,
+    "rms_norm_eps": 1e-5,
+    "rope_theta": 500000.0,
+    "rope_scaling": {
+        "factor": 8.0,
+        "low_freq_factor": 1.0,
+        "high_freq_factor": 4.0,
+        "original_max_position_embeddings": 8192,
+        "rope_type": "llama3",
+    },
+    "tie_word_embeddings": False,
+}
+TINY = {
+    **LLAMA_31_8B,
+    "hidden_size": 64,
+    "intermediate_size": 128,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "vocab_size": 4096,
+}
+
+# dense bf16 tensor-core peak, FLOP/s (vendor datasheets, SXM parts)
+PEAK_BF16 = {"H100": 989.4e12, "H200": 989.4e12, "A100": 312e12, "L40S": 362e12}
+TOLERANCE_PER_TOKEN = {"bfloat16": 2e-2, "float32": 3e-5}  # bf16: both sides round differently
+
+
+def build_model(shape: dict[str, Any], dtype: torch.dtype, device: str) -> Any:
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(**shape)
+    torch.manual_seed(0)
+    with torch.device(device):
+        model = LlamaForCausalLM._from_config(config, dtype=dtype)
+    return model.eval()
+
+
+def load_requests(path: Path, vocab_size: int, seed: int = 0) -> list[ScoringRequest]:
+    """The exported workload with every token id mapped by one random injection into
+    ``[0, vocab_size)`` (identical ids stay identical, so shared prefixes are kept)."""
+    rows = json.loads(path.read_text())["requests"]
+    source_vocab = 1 + max(t for row in rows for t in row["context"] + row["target"])
+    if source_vocab > vocab_size:
+        # a smaller model vocabulary (the tiny smoke shape): fold ids, sharing is still kept
+        mapping = torch.arange(source_vocab) % vocab_size
+    else:
+        mapping = torch.randperm(vocab_size, generator=torch.Generator().manual_seed(seed))
+    return [
+        ScoringRequest(
+            tuple(mapping[row["context"]].tolist()), tuple(mapping[row["target"]].tolist())
+        )
+        for row in rows
+    ]
+
+
+def forward_flops(shape: dict[str, Any], positions: range, projected: int) -> float:
+    """Model FLOPs (multiply-add = 2) of running ``positions`` through the body (each attending
+    to every earlier position) plus the output projection at ``projected`` positions."""
+    d = shape["hidden_size"]
+    layers = shape["num_hidden_layers"]
+    kv = d * shape["num_key_value_heads"] // shape["num_attention_heads"]
+    per_token = layers * 2 * (d * d * 2 + d * kv * 2 + 3 * d * shape["intermediate_size"])
+    attended = sum(p + 1 for p in positions)
+    attention = layers * 2 * 2 * d * attended  # scores and weighted sum
+    return per_token * len(positions) + attention + 2 * d * shape["vocab_size"] * projected
+
+
+def baseline_flops(shape: dict[str, Any], requests: list[ScoringRequest]) -> float:
+    return sum(forward_flops(shape, range(r.length), r.length) for r in requests)
+
+
+def ours_flops(shape: dict[str, Any], requests: list[ScoringRequest], min_shared: int) -> float:
+    """FLOPs of the work our plan does: each shared prefix once, each suffix on top of it."""
+    plan, sequences = scoring_plan(requests, min_shared=min_shared)
+    return sum(
+        forward_flops(
+            shape, range(start, end), 0 if index is None else len(requests[index].target_ids)
+        )
+        for start, end, index in forward_segments(plan, [len(s) for s in sequences])
+    )
+
+
+def synchronize(device: str) -> None:
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def timed(
+    run: Any, requests: list[ScoringRequest], device: str
+) -> tuple[list[float], float, float | None]:
+    """Totals, seconds and peak GPU memory (GiB; None off the GPU) of one run."""
+    if device.startswith("cuda"):
+        torch.cuda.reset_peak_memory_stats()
+    synchronize(device)
+    started = time.perf_counter()
+    totals = run(requests)
+    synchronize(device)
+    seconds = time.perf_counter() - started
+    peak = torch.cuda.max_memory_allocated() / 2**30 if device.startswith("cuda") else None
+    return totals, seconds, peak
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--workload", type=Path, required=True)
+    parser.add_argument("--shape", choices=("llama-3.1-8b", "tiny"), default="llama-3.1-8b")
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--dtype", choices=("bfloat16", "float32"), default="bfloat16")
+    parser.add_argument("--max-batch-tokens", type=int, default=16384)
+    parser.add_argument("--requests", type=int, default=0, help="use the first N (0: all)")
+    parser.add_argument("--peak-tflops", type=float, help="device bf16 peak (default: by name)")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args(argv)
+    provenance = (
+        Run(args.out.parent, data=[args.workload], settings=vars(args)) if args.out else None
+    )
+
+    shape = LLAMA_31_8B if args.shape == "llama-3.1-8b" else TINY
+    dtype = getattr(torch, args.dtype)
+    model = build_model(shape, dtype, args.device)
+    requests = load_requests(args.workload, shape["vocab_size"])
+    if args.requests:
+        requests = requests[: args.requests]
+    tokens = sum(r.length for r in requests)
+    name = torch.cuda.get_device_name() if args.device.startswith("cuda") else "cpu"
+    peak = (
+        args.peak_tflops * 1e12
+        if args.peak_tflops
+        else next((v for k, v in PEAK_BF16.items() if k in name), None)
+    )
+    print(f"{args.shape} {args.dtype} on {name}: {len(requests)} requests, {tokens} tokens")
+
+    ours_lm = HFEvaluationLM(
+        model,
+        SimpleNamespace(pad_token_id=0, eos_token_id=0),
+        identity=f"{args.shape}-random:{args.dtype}",
+        max_batch_tokens=args.max_batch_tokens,
+    )
+    runs = {
+        "baseline": (lambda rs: baseline_logprobs(model, rs), baseline_flops(shape, requests)),
+        "ours": (
+            lambda rs: [r.total for r in ours_lm.target_logprobs(rs)],
+            ours_flops(shape, requests, ours_lm.min_shared_prefix),
+        ),
+    }
+    ours_lm.target_logprobs(requests[:4])  # warm-up (kernels, allocator)
+    baseline_logprobs(model, requests[:1])
+    results: dict[str, Any] = {}
+    reference: list[float] = []
+    for label, (run, flops) in runs.items():
+        ours_lm.stats.clear()
+        totals, seconds, memory = timed(run, requests, args.device)
+        if label == "baseline":
+            reference = totals
+        else:
+            tolerance = TOLERANCE_PER_TOKEN[args.dtype]
+            for got, want, r in zip(totals, reference, requests):
+                allowed = tolerance * len(r.target_ids) + 1e-3
+                if abs(got - want) > allowed:
+                    raise SystemExit(f"{label} disagrees with the baseline: {got} vs {want}")
+        achieved = flops / seconds
+        results[label] = {
+            "seconds": seconds,
+            "tokens_per_s": tokens / seconds,
+            "executed_tflop": flops / 1e12,
+            "achieved_tflops": achieved / 1e12,
+            "mfu": achieved / peak if peak else None,
+            "peak_memory_gib": memory,
+        }
+    speedup = results["ours"]["tokens_per_s"] / results["baseline"]["tokens_per_s"]
+    results["ours"]["speedup"] = speedup
+    stats = ours_lm.stats
+    results["ours"]["forwards"] = stats["forwards"]
+    results["ours"]["tokens_per_forward"] = stats["tokens"] / max(1, stats["forwards"])
+    results["ours"]["padding"] = 1 - stats["tokens"] / max(1, stats["padded_tokens"])
+    results["baseline"]["forwards"] = len(requests)
+    results["baseline"]["tokens_per_forward"] = tokens / max(1, len(requests))
+    print(
+        f"\n{'':9} {'tokens/s':>10} {'x base':>7} {'TFLOP/s':>8} {'MFU':>6} {'peak GiB':>9} "
+        f"{'forwards':>9} {'tok/fwd':>8}"
+    )
+    for label, r in results.items():
+        mfu = f"{r['mfu']:.1%}" if r["mfu"] is not None else "n/a"
+        memory = f"{r['peak_memory_gib']:.1f}" if r["peak_memory_gib"] is not None else "n/a"
+        print(
+            f"{label:9} {r['tokens_per_s']:10.0f} "
+            f"{r['tokens_per_s'] / results['baseline']['tokens_per_s']:7.2f} "
+            f"{r['achieved_tflops']:8.1f} {mfu:>6} {memory:>9} {r['forwards']:9} "
+            f"{r['tokens_per_forward']:8.0f}"
+        )
+    print(f"ours: padding is {results['ours']['padding']:.1%} of the tokens it runs")
+    report = {
+        "device": name,
+        "shape": args.shape,
+        "dtype": args.dtype,
+        "requests": len(requests),
+        "tokens": tokens,
+        "peak_flops": peak,
+        "results": results,
+    }
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(report, indent=2))
+        provenance.finish()
+    return report
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,162 @@
+"""Every committed benchmark result says where it came from, and no number in it was edited by
+hand: each results folder holds a manifest written by the script (or, for results that predate
+manifests, by the backfill, marked as such), and every committed file has the hash it recorded."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, load_benchmark
+
+RUN_KEYS = {
+    "commit",
+    "uncommitted_changes",
+    "command",
+    "machine",
+    "versions",
+    "data",
+    "settings",
+    "started",
+    "ended",
+    "files",
+}
+
+
+def git_lines(*args: str) -> list[str]:
+    try:
+        run = subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError) as error:
+        pytest.skip(f"not a git checkout ({error}): committed results cannot be listed")
+    return [line for line in run.stdout.splitlines() if line]
+
+
+def committed_results() -> list[Path]:
+    return [
+        REPO / path
+        for path in git_lines("ls-files", "benchmarks")
+        if "/results/" in path and Path(path).name != "manifest.json"
+    ]
+
+
+def committed_manifests() -> list[Path]:
+    return [
+        REPO / path
+        for path in git_lines("ls-files", "benchmarks")
+        if "/results/" in path and Path(path).name == "manifest.json"
+    ]
+
+
+def owning_manifest(path: Path) -> Path | None:
+    """The manifest of the nearest folder above ``path``, up to its ``results`` folder."""
+    folder = path.parent
+    while True:
+        candidate = folder / "manifest.json"
+        if candidate.exists():
+            return candidate
+        if folder.name == "results" or folder == REPO:
+            return None
+        folder = folder.parent
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_the_repository_has_committed_results_to_check():
+    assert len(committed_results()) >= 20
+    assert len(committed_manifests()) >= 13
+
+
+def test_every_committed_result_is_in_its_folders_manifest_with_its_hash():
+    problems = []
+    for path in committed_results():
+        manifest_path = owning_manifest(path)
+        if manifest_path is None:
+            problems.append(f"{path.relative_to(REPO)}: no manifest.json in its results folder")
+            continue
+        files = json.loads(manifest_path.read_text())["files"]
+        name = str(path.relative_to(manifest_path.parent))
+        if name not in files:
+            problems.append(f"{path.relative_to(REPO)}: not in {manifest_path.relative_to(REPO)}")
+        elif files[name] != sha256(path):
+            problems.append(f"{path.relative_to(REPO)}: changed since its script wrote it")
+    assert not problems, "\n".join(problems)
+
+
+def test_every_manifest_is_a_runs_record_or_an_honest_backfill():
+    for manifest_path in committed_manifests():
+        manifest = json.loads(manifest_path.read_text())
+        where = manifest_path.relative_to(REPO)
+        if "backfilled" in manifest:
+            backfilled = manifest["backfilled"]
+            assert backfilled["reason"].strip(), where
+            assert "benchmarks.common.backfill" in backfilled["written_by"], where
+            assert (REPO / manifest["script"]).exists(), f"{where}: {manifest['script']}"
+            assert set(manifest["written_in"]) == set(manifest["files"]), where
+            for commit in manifest["written_in"].values():
+                assert len(commit["commit"]) == 40, where
+        else:
+            assert RUN_KEYS <= set(manifest), f"{where}: missing {RUN_KEYS - set(manifest)}"
+            assert manifest["command"].startswith("python -m benchmarks."), where
+            assert len(manifest["commit"]) == 40, where
+            assert manifest["started"] <= manifest["ended"], where
+            for item in manifest["data"]:
+                assert item["sha256"], f"{where}: {item['path']} was not found when it ran"
+        # a file the manifest lists but the repository lacks must be one git keeps out (logs)
+        for name in manifest["files"]:
+            path = manifest_path.parent / name
+            if not path.exists():
+                ignored = subprocess.run(
+                    ["git", "check-ignore", "-q", str(path)], cwd=REPO, check=False
+                )
+                assert ignored.returncode == 0, f"{where}: lists {name}, which is missing"
+
+
+def test_a_run_records_its_provenance_and_every_files_hash(tmp_path: Path):
+    manifest = load_benchmark("common.manifest")
+    data = tmp_path / "data.jsonl"
+    data.write_text('{"id": 1}\n')
+    out = tmp_path / "results"
+    run = manifest.Run(out, data=[data, tmp_path / "absent.jsonl"], settings={"papers": 3})
+    (out / "table.md").write_text("| a |\n")
+    (out / "sub").mkdir()
+    (out / "sub" / "x.json").write_text("{}")
+    record = json.loads(run.finish().read_text())
+    assert record["files"] == {
+        "sub/x.json": hashlib.sha256(b"{}").hexdigest(),
+        "table.md": hashlib.sha256(b"| a |\n").hexdigest(),
+    }
+    assert record["data"][0] == {
+        "path": str(data),
+        "bytes": 10,
+        "sha256": hashlib.sha256(b'{"id": 1}\n').hexdigest(),
+    }
+    assert record["data"][1]["sha256"] is None  # absent data is recorded as absent
+    assert record["settings"] == {"papers": 3}
+    assert record["versions"]["python"]
+    assert record["started"] <= record["ended"]
+    assert record["earlier_runs"] == []
+    # a second run into the same folder keeps the first run's provenance, and hashes anew
+    (out / "table.md").write_text("| b |\n")
+    again = json.loads(manifest.Run(out).finish().read_text())
+    assert again["files"]["table.md"] == hashlib.sha256(b"| b |\n").hexdigest()
+    assert [r["started"] for r in again["earlier_runs"]] == [record["started"]]
+    assert "files" not in again["earlier_runs"][0]
+
+
+def test_a_backfill_never_replaces_a_manifest_and_needs_the_history(tmp_path: Path):
+    backfill = load_benchmark("common.backfill")
+    folder = tmp_path / "results"
+    folder.mkdir()
+    (folder / "manifest.json").write_text("{}")
+    with pytest.raises(FileExistsError):
+        backfill.backfill(folder, script="s.py", history="nowhere", reason="r")
+    (folder / "manifest.json").unlink()
+    (folder / "table.md").write_text("never committed\n")
+    with pytest.raises(ValueError, match="no commit wrote it"):
+        backfill.backfill(folder, script="s.py", history="nowhere", reason="r")
