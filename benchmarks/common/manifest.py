@@ -3,8 +3,9 @@
 A benchmark or experiment opens a :class:`Run` on its output folder when it starts (before any
 work, so the commit and the time are the run's) and calls :meth:`Run.finish` when it has written
 its files. The manifest records the git commit and whether the tree had uncommitted changes, the
-command line, the machine, the Python and library versions, the data files read (path, bytes,
-SHA-256), the start and end times, and the SHA-256 of every file in the folder. The suite
+command line, the machine, the Python and library versions, the environment variables that
+matter (the score cache's folder, thread counts), the data files read (path, bytes, SHA-256), the
+start and end times, and the SHA-256 of every file in the folder. The suite
 (``tests/benchmarks/test_manifests.py``) fails when a committed results file is not in its
 folder's manifest or no longer has the hash the script wrote: a number edited by hand is caught.
 
@@ -19,6 +20,7 @@ import datetime
 import hashlib
 import importlib.metadata
 import json
+import os
 import platform
 import subprocess
 import sys
@@ -96,6 +98,20 @@ def describe_data(paths: Iterable[str | Path]) -> list[dict]:
     return described
 
 
+ENVIRONMENT = (
+    "GEM_TASKS_CACHE_DIR",
+    "HF_HUB_OFFLINE",
+    "CUDA_VISIBLE_DEVICES",
+    "OMP_NUM_THREADS",
+    "VLLM_CPU_OMP_THREADS_BIND",
+)
+
+
+def environment() -> dict[str, str]:
+    """The environment variables that change what a run computes or how fast (those set)."""
+    return {name: os.environ[name] for name in ENVIRONMENT if name in os.environ}
+
+
 def now() -> str:
     return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
 
@@ -140,6 +156,7 @@ class Run:
             "command": command_line(),
             "machine": describe_machine(),
             "versions": library_versions(),
+            "environment": environment(),
             "data": describe_data(data),
             "settings": settings or {},
             "started": now(),
