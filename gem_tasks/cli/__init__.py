@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from gem_tasks.analysis.leaderboard.correlate import add_correlation_arguments
 from gem_tasks.cli.data import add_data_commands
@@ -73,6 +74,14 @@ def _lm_eval_path(args: argparse.Namespace) -> int:
     return 0
 
 
+def _docs_reference(args: argparse.Namespace) -> int:
+    from gem_tasks.docs_reference import write_reference
+
+    for path in write_reference(Path(args.out)):
+        print(f"written: {path}", file=sys.stderr)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gem-tasks", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -117,6 +126,13 @@ def build_parser() -> argparse.ArgumentParser:
     ranking.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples")
     ranking.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     ranking.set_defaults(run=_autopre_ranking)
+    docs = commands.add_parser(
+        "docs-reference",
+        help="write the documentation's generated pages (the metric table from the registry, "
+        "this command-line reference) under a docs folder",
+    )
+    docs.add_argument("--out", default="docs", help="the docs folder (default docs)")
+    docs.set_defaults(run=_docs_reference)
     add_leaderboard_command(commands)
     add_data_commands(commands)
     add_finetune_commands(commands)
