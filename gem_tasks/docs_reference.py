@@ -134,10 +134,9 @@ def subcommands(
     return found
 
 
-def cli_reference_markdown() -> str:
-    """The help of every ``gem-tasks`` command, as argparse prints it."""
-    from gem_tasks.cli import build_parser
-
+def cli_reference_markdown(parser: argparse.ArgumentParser) -> str:
+    """The help of every command of ``parser`` (``gem_tasks.cli.build_parser()``), as argparse
+    prints it."""
     lines = [
         GENERATED,
         "",
@@ -146,18 +145,19 @@ def cli_reference_markdown() -> str:
         "Every `gem-tasks` command and option, as `--help` prints them.",
         "",
     ]
-    for command, parser in subcommands(build_parser(), "gem-tasks"):
-        parser.formatter_class = lambda prog: argparse.HelpFormatter(prog, width=100)
-        lines += [f"## `{command}`", "", "```text", parser.format_help().rstrip(), "```", ""]
+    for command, sub in subcommands(parser, "gem-tasks"):
+        sub.formatter_class = lambda prog: argparse.HelpFormatter(prog, width=100)
+        lines += [f"## `{command}`", "", "```text", sub.format_help().rstrip(), "```", ""]
     return "\n".join(lines)
 
 
-def write_reference(docs: Path) -> list[Path]:
-    """Write the generated pages under ``docs``; returns their paths."""
+def write_reference(docs: Path, parser: argparse.ArgumentParser) -> list[Path]:
+    """Write the generated pages under ``docs`` (``parser``: the ``gem-tasks`` parser); returns
+    their paths."""
     written = []
     for relative, text in (
         (METRIC_TABLE, metric_table_markdown()),
-        (CLI_REFERENCE, cli_reference_markdown()),
+        (CLI_REFERENCE, cli_reference_markdown(parser)),
     ):
         path = Path(docs) / relative
         path.parent.mkdir(parents=True, exist_ok=True)

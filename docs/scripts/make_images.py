@@ -3,10 +3,11 @@ of a demo log in ``inspect view``, taken in headless Chromium.
 
 Three rows on the bundled demo papers, all scored by the embedded SmolLM2-135M with the same
 signature (every review rewritten by it, no stored summaries), so that they rank together: the
-held-out human review (``-T candidate=human``), the embedded model's own review, and Inspect's
-``mockllm/model`` (a fixed non-review: what a useless model scores). Writes into ``docs/images/``
+held-out human review (``-T candidate=human``), the embedded model's own review (256 new tokens),
+and the same model cut to 32 new tokens (a review that says less). Writes into ``docs/images/``
 (or ``--out``): ``leaderboard_gem.png``, ``inspect_view.png``, ``demo.md`` (the rows' means, from
-the leaderboard) and ``manifest.json`` (commit, command, machine, versions, every file's hash).
+the leaderboard, and the README's demo command run as it is, with its means and time) and
+``manifest.json`` (commit, command, machine, versions, every file's hash).
 
 Usage, from the repository root (Chromium from Debian: ``apt-get install chromium``)::
 
@@ -28,10 +29,12 @@ from pathlib import Path
 from benchmarks.common.manifest import Run
 from benchmarks.common.paths import DEMO, REPO
 
+README_DEMO = ["--model", "smollm2/embedded", "--max-tokens", "256", "-T", "dataset_summaries=true"]
+"""The README's demo command (after ``inspect eval gem_tasks/iclr``), run exactly as printed."""
 ROWS = (
     ("human", ["--model", "none", "-T", "candidate=human"]),
     ("smollm2", ["--model", "smollm2/embedded", "--max-tokens", "256"]),
-    ("mockllm", ["--model", "mockllm/model"]),
+    ("smollm2_short", ["--model", "smollm2/embedded", "--max-tokens", "32"]),
 )
 
 
@@ -44,6 +47,31 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def demo_summary(logs: Path) -> str:
+    """The README demo's means, standard errors and time, read from its log."""
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    (info,) = list_eval_logs(str(logs))
+    log = read_eval_log(info, header_only=True)
+    lines = [
+        "## The README's demo command",
+        "",
+        "`inspect eval gem_tasks/iclr " + " ".join(README_DEMO) + "`, fresh score cache:",
+        "",
+        "| metric | mean | stderr |",
+        "| --- | --- | --- |",
+    ]
+    for score in log.results.scores:
+        metrics = score.metrics
+        lines.append(
+            f"| {score.name} | {metrics['mean'].value:.3f} | {metrics['stderr'].value:.3f} |"
+        )
+    started = log.stats.started_at
+    completed = log.stats.completed_at
+    lines += ["", f"Started {started}, completed {completed} (Inspect's times)."]
+    return "\n".join(lines) + "\n"
 
 
 def screenshot(logs: Path, out: Path, chromium: str) -> None:
@@ -96,9 +124,14 @@ def main(argv: list[str] | None = None) -> None:
                 + ["--display", "plain", "-T", "scorers=gem,gem_s"],
                 env={**os.environ, "GEM_TASKS_CACHE_DIR": str(work / "cache")},
             )
+        run(
+            ["inspect", "eval", "gem_tasks/iclr", *README_DEMO, "--log-dir", str(work / "demo")]
+            + ["--display", "plain"],
+            env={**os.environ, "GEM_TASKS_CACHE_DIR": str(work / "demo_cache")},
+        )
         board = work / "board"
         run(["gem-tasks", "leaderboard", str(logs), "--out", str(board), "--plot", "--quiet"])
-        plots = sorted(board.glob("leaderboard_gem_*.png"))
+        plots = sorted(board.glob("leaderboard_gem_[0-9]*.png"))
         if len(plots) != 1:
             raise SystemExit(f"expected one GEM plot (one signature group), found {plots}")
         shutil.copy(plots[0], args.out / "leaderboard_gem.png")

@@ -77,7 +77,7 @@ def _lm_eval_path(args: argparse.Namespace) -> int:
 def _docs_reference(args: argparse.Namespace) -> int:
     from gem_tasks.docs_reference import write_reference
 
-    for path in write_reference(Path(args.out)):
+    for path in write_reference(Path(args.out), build_parser()):
         print(f"written: {path}", file=sys.stderr)
     return 0
 

@@ -35,19 +35,24 @@ def git_lines(*args: str) -> list[str]:
     return [line for line in run.stdout.splitlines() if line]
 
 
+def script_written(path: str) -> bool:
+    """Benchmark results, and the documentation's pictures (made by docs/scripts)."""
+    return "/results/" in path or path.startswith("docs/images/")
+
+
 def committed_results() -> list[Path]:
     return [
         REPO / path
-        for path in git_lines("ls-files", "benchmarks")
-        if "/results/" in path and Path(path).name != "manifest.json"
+        for path in git_lines("ls-files", "benchmarks", "docs/images")
+        if script_written(path) and Path(path).name != "manifest.json"
     ]
 
 
 def committed_manifests() -> list[Path]:
     return [
         REPO / path
-        for path in git_lines("ls-files", "benchmarks")
-        if "/results/" in path and Path(path).name == "manifest.json"
+        for path in git_lines("ls-files", "benchmarks", "docs/images")
+        if script_written(path) and Path(path).name == "manifest.json"
     ]
 
 
@@ -58,7 +63,7 @@ def owning_manifest(path: Path) -> Path | None:
         candidate = folder / "manifest.json"
         if candidate.exists():
             return candidate
-        if folder.name == "results" or folder == REPO:
+        if folder.name in ("results", "images") or folder == REPO:
             return None
         folder = folder.parent
 
@@ -102,7 +107,9 @@ def test_every_manifest_is_a_runs_record_or_an_honest_backfill():
                 assert len(commit["commit"]) == 40, where
         else:
             assert RUN_KEYS <= set(manifest), f"{where}: missing {RUN_KEYS - set(manifest)}"
-            assert manifest["command"].startswith("python -m benchmarks."), where
+            assert manifest["command"].startswith(("python -m benchmarks.", "python -m docs.")), (
+                where
+            )
             assert len(manifest["commit"]) == 40, where
             assert manifest["started"] <= manifest["ended"], where
             for item in manifest["data"]:
