@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> None:
             "# The demo's rows\n\n"
             "Written by `python -m docs.scripts.make_images` (see `manifest.json`): the bundled "
             "demo papers, every row scored by the embedded SmolLM2-135M with the same "
-            "signature.\n\n" + table
+            "signature.\n\n" + table + "\n" + demo_summary(work / "demo")
         )
         screenshot(logs / "smollm2", args.out / "inspect_view.png", args.chromium)
     provenance.finish()

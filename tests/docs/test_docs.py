@@ -271,21 +271,43 @@ def test_a_wrong_command_is_caught():
             check_command(bad)
 
 
+def vllm_serve_options() -> set[str]:
+    """The options ``vllm serve`` accepts, from vLLM's own parser (the CPU wheel's ``vllm``
+    command cannot print them: its distribution is not named ``vllm``)."""
+    try:
+        import vllm  # noqa: F401
+    except ImportError:
+        if os.environ.get("GEM_TASKS_REQUIRE_VLLM"):
+            raise
+        pytest.skip("vLLM is not installed")
+    try:
+        from vllm.utils.argparse_utils import FlexibleArgumentParser
+    except ImportError:  # older vLLM
+        from vllm.utils import FlexibleArgumentParser
+    try:
+        from vllm.entrypoints.launchers.cli_args import make_arg_parser
+    except ImportError:  # older vLLM
+        from vllm.entrypoints.openai.cli_args import make_arg_parser
+    parser = make_arg_parser(FlexibleArgumentParser())
+    return {s for action in parser._actions for s in action.option_strings}
+
+
 @pytest.mark.slow
 def test_the_external_tools_accept_the_options_shown():
-    """lm_eval and vllm serve commands: every option shown is in the tool's --help."""
-    for tool, help_command in (
-        ("lm_eval", [sys.executable, "-m", "lm_eval", "run", "--help"]),
-        ("vllm", ["vllm", "serve", "--help=all"]),
-    ):
-        shown = {
+    """lm_eval and vllm serve commands: every option shown is one the tool's parser has."""
+    shown = {
+        tool: {
             o for _, c in shell_commands() if c.startswith(tool) for o in option_names(c.split())
         }
-        assert shown, tool
-        run = subprocess.run(help_command, capture_output=True, text=True, timeout=300)
-        assert run.returncode == 0, run.stderr[-2000:]
-        missing = sorted(o for o in shown if o not in run.stdout)
-        assert not missing, f"{tool}: {missing}"
+        for tool in ("lm_eval", "vllm")
+    }
+    assert shown["lm_eval"] and shown["vllm"]
+    run = subprocess.run(
+        [sys.executable, "-m", "lm_eval", "run", "--help"], capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert not sorted(o for o in shown["lm_eval"] if o not in run.stdout)
+    assert not sorted(shown["vllm"] - vllm_serve_options())
 
 
 # -- Python snippets --------------------------------------------------------------------------
