@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import prompts
+from scorers.domains import template
 from scorers.errors import GemTasksError
 from scorers.lm.base import ChatMessage, EvaluationLM, ScoringRequest
 from scorers.lm.chat import build_scoring_request
@@ -40,14 +41,15 @@ NOT_AVAILABLE = "Not available"
 """Placeholder for an absent synopsis or first-reviewer slot (the authors' code spelling)."""
 
 
-def prediction_messages(*, synopsis: str, judgments: str) -> list[ChatMessage]:
-    """System and user turns of the App. C.2 prediction prompt."""
+def prediction_messages(
+    *, synopsis: str, judgments: str, domain: str | None = None
+) -> list[ChatMessage]:
+    """System and user turns of the App. C.2 prediction prompt, in ``domain``'s wording (peer
+    review, the paper's verbatim prompt, when None)."""
+    user = template(domain, "gem/predict_user")
     return [
-        {"role": "system", "content": prompts.render("gem/predict_system")},
-        {
-            "role": "user",
-            "content": prompts.render("gem/predict_user", synopsis=synopsis, judgments=judgments),
-        },
+        {"role": "system", "content": prompts.render(template(domain, "gem/predict_system"))},
+        {"role": "user", "content": prompts.render(user, synopsis=synopsis, judgments=judgments)},
     ]
 
 
@@ -98,12 +100,14 @@ class TooLongError(GemTasksError, ValueError):
 
 
 def prediction_request(
-    lm: EvaluationLM, *, synopsis: str, judgments: str, target: str
+    lm: EvaluationLM, *, synopsis: str, judgments: str, target: str, domain: str | None = None
 ) -> ScoringRequest:
     """The App. C.2 request: ``target`` as the second reviewer's turn after ``judgments`` and
     ``synopsis``; :class:`TooLongError` when it does not fit the evaluation LM."""
     request = build_scoring_request(
-        lm.tokenizer, prediction_messages(synopsis=synopsis, judgments=judgments), target
+        lm.tokenizer,
+        prediction_messages(synopsis=synopsis, judgments=judgments, domain=domain),
+        target,
     )
     limit = lm.max_length
     if limit is not None and request.length > limit:
@@ -118,15 +122,17 @@ def pmi_terms(
     references: Sequence[tuple[str, str]],
     synopsis: str,
     too_long: dict[str, str] | None = None,
+    domain: str | None = None,
 ) -> list[ReferenceTerm]:
-    """PMI of ``candidate`` with each ``(reference_id, reference_text)``, in one batched call.
+    """PMI of ``candidate`` with each ``(reference_id, reference_text)``, in one batched call
+    (the prediction prompt in ``domain``'s wording).
 
     Texts are used stripped; an empty candidate or synopsis is "Not available". A prompt longer
     than the model's context raises :class:`TooLongError` naming the reference, or, when a
     ``too_long`` dict is given, is recorded there and its reference left out.
     """
     pairs = [(reference_id, candidate, text) for reference_id, text in references]
-    return pair_terms(lm, pairs, synopsis=synopsis, too_long=too_long)
+    return pair_terms(lm, pairs, synopsis=synopsis, too_long=too_long, domain=domain)
 
 
 def pair_terms(
@@ -135,6 +141,7 @@ def pair_terms(
     *,
     synopsis: str,
     too_long: dict[str, str] | None = None,
+    domain: str | None = None,
 ) -> list[ReferenceTerm]:
     """:func:`pmi_terms` for ``(label, candidate, reference)`` pairs with candidates of their
     own, all in one batched call (terms named by ``label``)."""
@@ -145,9 +152,11 @@ def pair_terms(
         try:
             target = text.strip()
             judgments = candidate.strip() or NOT_AVAILABLE
-            pair = (
-                prediction_request(lm, synopsis=synopsis, judgments=judgments, target=target),
-                prediction_request(lm, synopsis=synopsis, judgments=NOT_AVAILABLE, target=target),
+            pair = tuple(
+                prediction_request(
+                    lm, synopsis=synopsis, judgments=given, target=target, domain=domain
+                )
+                for given in (judgments, NOT_AVAILABLE)
             )
         except TooLongError as exc:
             if too_long is None:
@@ -182,6 +191,7 @@ def score_review(
     synopsis: str | None,
     preprocessed_candidate: Preprocessed | None = None,
     preprocess: bool = True,
+    domain: str | None = None,
 ) -> Outcome:
     """Score one candidate review against its references.
 
@@ -224,7 +234,12 @@ def score_review(
         usable.append((reference.id, target))
 
     terms = pmi_terms(
-        lm, candidate=candidate_text, references=usable, synopsis=synopsis or "", too_long=skipped
+        lm,
+        candidate=candidate_text,
+        references=usable,
+        synopsis=synopsis or "",
+        too_long=skipped,
+        domain=domain,
     )
     if not terms:
         detail = "; ".join(f"{k}: {v}" for k, v in skipped.items()) or "no references"

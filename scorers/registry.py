@@ -37,6 +37,7 @@ __all__ = [
     "get_metric",
     "list_metrics",
     "metric_spec",
+    "refuse_out_of_domain",
     "register_metric",
     "register_metric_class",
     "resolve_metric_names",
@@ -96,8 +97,18 @@ class MetricSpec:
     (:meth:`~scorers.types.Result.metadata`, one dict per sample) -> one float (e.g. a KL
     divergence between pooled distributions, which is not a mean of per-sample values). A
     harness reports each beside the mean; one name means one function in every family."""
+    domains: frozenset[str] = frozenset({"peer_review"})
+    """The judgment domains the metric applies to (:mod:`scorers.domains`): peer review by
+    default; a metric whose prompts and reading exist in another domain's wording lists it. A
+    task refuses a metric outside its data's domain (:func:`refuse_out_of_domain`)."""
 
     def __post_init__(self) -> None:
+        from scorers.domains import DOMAINS
+
+        strange = set(self.domains) - set(DOMAINS)
+        if strange or not self.domains:
+            raise MetricError(f"metric {self.name!r}: unknown domains {sorted(strange)}")
+        object.__setattr__(self, "domains", frozenset(self.domains))
         unknown = set(self.needs) - NEEDS
         if unknown:
             raise MetricError(f"metric {self.name!r}: unknown needs {sorted(unknown)}")
@@ -243,6 +254,18 @@ def resolve_metric_names(names: str | Sequence[str]) -> list[str]:
     if not out:
         raise ValueError(f"no scorer given; choose from {known}")
     return out
+
+
+def refuse_out_of_domain(names: Sequence[str], domain: str, *, where: str) -> None:
+    """Raise :class:`MetricError` naming every metric of ``names`` that does not apply to
+    ``domain`` (data of one domain scored with another domain's metric would be scored with
+    prompts and fields that do not fit it)."""
+    wrong = [n for n in names if domain not in metric_spec(n).domains]
+    if wrong:
+        details = "; ".join(
+            f"{n} applies to {', '.join(sorted(metric_spec(n).domains))}" for n in wrong
+        )
+        raise MetricError(f"{where}: the data is {domain}, and {details}")
 
 
 def list_metrics() -> list[MetricSpec]:

@@ -136,6 +136,11 @@ class Item:
     held_out: Review | None = None
     """The paper's held-out human review (the human-baseline answer), when the harness has one;
     families that compare the candidate with it (``autopre_panel``) read it here."""
+    domain: str = "peer_review"
+    """What is judged (:mod:`scorers.domains`): ``peer_review`` (a paper and its reviews),
+    ``summarization`` (an article and summaries; the article is ``paper.abstract``, θ of the
+    "-S" metrics, and ``paper.paper_text``), ``opinion_summarization`` (a hotel's summaries, no
+    input text), ``qa`` (a question, in ``paper.abstract``, and answers)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.candidate, str):
@@ -143,6 +148,9 @@ class Item:
         object.__setattr__(self, "references", tuple(self.references))
         object.__setattr__(self, "negatives", tuple(self.negatives))
         object.__setattr__(self, "flags", frozenset(self.flags))
+        from scorers.domains import domain
+
+        domain(self.domain)  # an unknown domain is an error here, not a silent default
 
     @property
     def candidate_is_held_out(self) -> bool:

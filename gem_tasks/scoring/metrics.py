@@ -3,6 +3,8 @@ paired before/after statistics of the robustness task, and correlation with huma
 
 from __future__ import annotations
 
+import math
+
 from inspect_ai.scorer import Metric, SampleScore, metric
 
 from scorers.types import AT_TOKEN_LIMIT
@@ -16,6 +18,7 @@ __all__ = [
     "largest_share",
     "mean_paired_difference",
     "paired_p",
+    "rating_spearman",
     "signed_rank_p",
     "smd",
     "smd_ci95_lower",
@@ -228,5 +231,39 @@ def spearman_p() -> Metric:
 
     def compute(scores: list[SampleScore]) -> float:
         return statistics.spearman(*_grades(scores))[1]
+
+    return compute
+
+
+@metric
+def rating_spearman() -> Metric:
+    """Spearman's ρ between the scores and the candidates' human ratings (the sample metadata's
+    ``ratings``), per rating dimension (``rho_<dimension>``), their mean over dimensions
+    (``rho_mean_of_dimensions``) and ρ with the mean rating (``rho_mean_rating``): the Scoring
+    Rules paper's Table 3 SummEval column (four expert dimensions). Unscored samples are left
+    out; a dimension with fewer than three rated, scored samples is not reported."""
+
+    def compute(scores: list[SampleScore]) -> dict[str, float]:
+        rows = []
+        for sample in scores:
+            ratings = (sample.sample_metadata or {}).get("ratings")
+            if not ratings:
+                raise ValueError(f"sample {sample.sample_id!r} has no 'ratings' in its metadata")
+            value = sample.score.as_float()
+            if math.isfinite(value):
+                rows.append((value, ratings))
+        out: dict[str, float] = {}
+        dimensions = sorted({d for _, ratings in rows for d in ratings})
+        for dimension in dimensions:
+            pairs = [(v, r[dimension]) for v, r in rows if dimension in r]
+            if len(pairs) >= 3:
+                out[f"rho_{dimension}"] = statistics.spearman(*zip(*pairs, strict=True))[0]
+        per_dimension = [v for k, v in out.items() if math.isfinite(v)]
+        if per_dimension:
+            out["rho_mean_of_dimensions"] = sum(per_dimension) / len(per_dimension)
+        full = [(v, sum(r.values()) / len(r)) for v, r in rows if set(r) == set(dimensions)]
+        if len(full) >= 3:
+            out["rho_mean_rating"] = statistics.spearman(*zip(*full, strict=True))[0]
+        return out
 
     return compute

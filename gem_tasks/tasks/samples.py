@@ -23,6 +23,8 @@ from scorers.data.records import PaperRecord, load_records
 __all__ = [
     "CHARS_PER_TOKEN",
     "DEMO_DATASET",
+    "SPACE_DEMO",
+    "SUMMEVAL_DEMO",
     "negatives_metadata",
     "negatives_wanted",
     "paper_dataset",
@@ -33,6 +35,10 @@ __all__ = [
 
 DEMO_DATASET = Path(__file__).parent / "data" / "demo_iclr.jsonl"
 """Ten fictional papers with three reviews each, written for the project (not real reviews)."""
+SUMMEVAL_DEMO = Path(__file__).parent / "data" / "summeval_demo.jsonl"
+"""Three articles of SummEval (MIT, LICENSE.summeval beside it) as its shared file has them."""
+SPACE_DEMO = Path(__file__).parent / "data" / "space_demo.jsonl"
+"""Two hotels of SPACE's development set (MIT, LICENSE.space beside it)."""
 
 
 def record_to_sample(

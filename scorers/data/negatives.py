@@ -42,10 +42,17 @@ def _rng(seed: int, paper_id: str) -> random.Random:
     return random.Random(int.from_bytes(digest[:8], "big"))
 
 
+def group_of(record: PaperRecord) -> str:
+    """The group negatives and random replacements are drawn within: the record's ``group``,
+    else its venue (peer review: papers of one venue)."""
+    return record.group if record.group is not None else record.venue
+
+
 def draw_negatives(
     paper: PaperRecord, pool: Sequence[PaperRecord], *, k: int = DEFAULT_NEGATIVES, seed: int = 0
 ) -> tuple[Negative, ...]:
-    """``k`` reviews of ``k`` distinct other papers of ``paper``'s group (its venue) in ``pool``.
+    """``k`` reviews of ``k`` distinct other papers of ``paper``'s group (:func:`group_of`) in
+    ``pool``.
 
     Raises RecordError when the group has fewer than ``k`` other papers with a non-empty review,
     ValueError for ``k < 1``.
@@ -57,7 +64,7 @@ def draw_negatives(
             other
             for other in pool
             if other.id != paper.id
-            and other.venue == paper.venue
+            and group_of(other) == group_of(paper)
             and any(r.text.strip() for r in other.reviews)
         ),
         key=lambda record: record.id,
@@ -65,7 +72,7 @@ def draw_negatives(
     if len(eligible) < k:
         raise RecordError(
             f"paper {paper.id!r}: {k} negative reference(s) need {k} other paper(s) of group "
-            f"{paper.venue!r} with a non-empty review; the dataset has {len(eligible)}"
+            f"{group_of(paper)!r} with a non-empty review; the dataset has {len(eligible)}"
         )
     rng = _rng(seed, paper.id)
     chosen = rng.sample(eligible, k)

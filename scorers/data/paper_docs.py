@@ -54,6 +54,8 @@ def paper_input(paper: PaperRecord, *, max_paper_tokens: int) -> tuple[str, dict
     """
     if paper.paper_text:
         text, source = paper.paper_text.strip(), "paper_text"
+    elif paper.domain != "peer_review":
+        text, source = paper.abstract.strip(), "synopsis"  # the question; "" without input
     else:
         text, source = f"{paper.title.strip()}\n\n{paper.abstract.strip()}", "title+abstract"
     limit = max_paper_tokens * CHARS_PER_TOKEN
@@ -184,6 +186,11 @@ def paper_document(
         "references": [_review_dict(r) for r in split.references],
         "negatives": list(negatives or []),
         "split_seed": seed,
+        "domain": paper.domain,
+        "group": paper.group,
+        "candidates": [
+            {"id": c.id, "text": c.text, "ratings": dict(c.ratings)} for c in paper.candidates
+        ],
     }
 
 
@@ -215,6 +222,7 @@ def item_from_document(
         negatives=reviews_from_metadata(document.get("negatives")),
         flags=frozenset({CANDIDATE_IS_JUDGMENTS} if mode == "judgments" else ()),
         held_out=reviews_from_metadata([held_out])[0] if held_out.get("text") else None,
+        domain=document.get("domain") or "peer_review",
     )
     if item.candidate_is_held_out and mode != "preprocess":
         return replace(item, candidate_summary=item.held_out.summary)

@@ -1,9 +1,19 @@
-"""The canonical paper record: validation, loading and the fixed reference split.
+"""The canonical record: validation, loading and the fixed reference split.
 
-One record per paper::
+One record per task input (a paper, an article, a hotel, a question)::
 
     {"id", "venue", "title", "abstract", "paper_text" (optional), "assw" (optional),
-     "reviews": [{"id", "text", "summary" (optional), "rating", "confidence"}]}
+     "domain" (optional, default "peer_review"), "group" (optional),
+     "reviews": [{"id", "text", "summary" (optional), "rating", "confidence",
+                  "ratings" (optional: {dimension: number})}],
+     "candidates" (optional): [{"id", "text", "ratings": {dimension: number}}]}
+
+Peer review is one domain of it (:mod:`scorers.domains`): in other domains ``reviews`` are the
+human reports (reference summaries, answers), ``abstract`` is θ of the "-S" metrics (the article,
+the question; empty when there is none), ``paper_text`` the input text, ``group`` the set of
+same-kind inputs negatives and random replacements are drawn from, and ``candidates`` existing
+reports with human ratings (SummEval's systems). The generic judgment-item schema of
+:func:`parse_judgment_item` is read into the same record.
 
 Loading never drops a record silently: a malformed file or a record missing a required field
 raises :class:`RecordError` naming the file and the record.
@@ -22,11 +32,13 @@ from typing import Any
 from scorers.errors import GemTasksError
 
 __all__ = [
+    "CandidateRecord",
     "PaperRecord",
     "RecordError",
     "ReviewRecord",
     "ReviewSplit",
     "load_records",
+    "parse_judgment_item",
     "parse_record",
     "read_jsonl",
     "split_reviews",
@@ -50,8 +62,18 @@ class ReviewRecord:
 
 
 @dataclass(frozen=True)
+class CandidateRecord:
+    """An existing report of a task input with its human ratings (e.g. a SummEval system's
+    summary and its experts' mean coherence, consistency, fluency and relevance)."""
+
+    id: str
+    text: str
+    ratings: dict[str, float] = field(default_factory=dict, compare=False)
+
+
+@dataclass(frozen=True)
 class PaperRecord:
-    """One paper with its human reviews."""
+    """One task input (a paper in peer review) with its human reports."""
 
     id: str
     venue: str
@@ -60,6 +82,11 @@ class PaperRecord:
     reviews: tuple[ReviewRecord, ...]
     paper_text: str | None = None
     assw: str | None = None
+    domain: str = "peer_review"
+    group: str | None = None
+    """Inputs of the same kind (negatives and random replacements are drawn within it; None:
+    the whole dataset is one group)."""
+    candidates: tuple[CandidateRecord, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -125,6 +152,9 @@ def parse_record(raw: Any, *, where: str) -> PaperRecord:
                     f"{type(review[key]).__name__} {review[key]!r:.60}"
                 )
         known = {"id", "text", "summary", "rating", "confidence"}
+        ratings = _ratings(review.get("ratings"), where=review_where)
+        if ratings:
+            review = {**review, "ratings": ratings}
         reviews.append(
             ReviewRecord(
                 id=str(review.get("id") or f"{paper_id}-review{index}"),
@@ -145,6 +175,85 @@ def parse_record(raw: Any, *, where: str) -> PaperRecord:
         reviews=tuple(reviews),
         paper_text=_optional_text(raw.get("paper_text"), where=where, name="paper_text"),
         assw=_optional_text(raw.get("assw"), where=where, name="assw"),
+        domain=_domain(raw.get("domain"), where=where),
+        group=_optional_text(raw.get("group"), where=where, name="group"),
+        candidates=_candidates(raw.get("candidates"), where=where),
+    )
+
+
+def _domain(value: Any, *, where: str) -> str:
+    from scorers.domains import DOMAINS
+
+    name = value or "peer_review"
+    if name not in DOMAINS:
+        raise RecordError(f"{where}: unknown domain {name!r}; known: {sorted(DOMAINS)}")
+    return name
+
+
+def _ratings(value: Any, *, where: str) -> dict[str, float]:
+    """Human ratings per dimension (``{"coherence": 4.3, ...}``); every value a number."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise RecordError(f"{where}: 'ratings' must be an object of numbers, got {value!r:.60}")
+    return {
+        str(k): _optional_number(v, where=where, name=f"ratings.{k}")
+        for k, v in value.items()
+        if v is not None
+    }
+
+
+def _candidates(value: Any, *, where: str) -> tuple[CandidateRecord, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list | tuple):
+        raise RecordError(f"{where}: 'candidates' must be a list")
+    out = []
+    seen = set()
+    for index, raw in enumerate(value):
+        at = f"{where}, candidate #{index}"
+        if not isinstance(raw, dict) or not isinstance(raw.get("text"), str):
+            raise RecordError(f"{at}: a candidate must be an object with a string 'text'")
+        candidate_id = str(raw.get("id") or f"candidate{index}")
+        if candidate_id in seen:
+            raise RecordError(f"{at}: duplicate candidate id {candidate_id!r}")
+        seen.add(candidate_id)
+        out.append(
+            CandidateRecord(candidate_id, raw["text"], _ratings(raw.get("ratings"), where=at))
+        )
+    return tuple(out)
+
+
+def parse_judgment_item(raw: Any, *, where: str) -> PaperRecord:
+    """Validate one generic judgment item (any domain) as a canonical record::
+
+        {"id", "domain", "group" (optional),
+         "input": {"title", "text", "synopsis"} (each optional),
+         "references": [{"id", "text", "summary", "ratings"}] (two or more for a held-out one),
+         "candidates": [{"id", "text", "ratings"}] (optional)}
+
+    ``input.synopsis`` is θ of the "-S" metrics (an abstract, an article, a question).
+    """
+    if not isinstance(raw, dict):
+        raise RecordError(f"{where}: an item must be a JSON object, got {type(raw).__name__}")
+    if raw.get("id") is None or not raw.get("references"):
+        raise RecordError(f"{where}: an item needs an 'id' and a non-empty 'references' list")
+    given = raw.get("input") or {}
+    if not isinstance(given, dict):
+        raise RecordError(f"{where}: 'input' must be an object (title, text, synopsis)")
+    return parse_record(
+        {
+            "id": raw["id"],
+            "venue": raw.get("group") or "",
+            "title": given.get("title") or "",
+            "abstract": given.get("synopsis") or "",
+            "paper_text": given.get("text"),
+            "reviews": raw["references"],
+            "domain": raw.get("domain") or "peer_review",
+            "group": raw.get("group"),
+            "candidates": raw.get("candidates"),
+        },
+        where=where,
     )
 
 
@@ -213,7 +322,8 @@ def load_records(source: str | Path, *, split: str = "train") -> list[PaperRecor
     records: list[PaperRecord] = []
     seen: dict[str, str] = {}
     for where, raw in rows:
-        record = parse_record(raw, where=where)
+        is_item = isinstance(raw, dict) and "references" in raw and "reviews" not in raw
+        record = (parse_judgment_item if is_item else parse_record)(raw, where=where)
         if record.id in seen:
             raise RecordError(
                 f"{where}: duplicate paper id {record.id!r} (first at {seen[record.id]})"

@@ -29,6 +29,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import prompts
+from scorers.domains import domain as get_domain
+from scorers.domains import template
 from scorers.errors import GemTasksError
 from scorers.lm.base import ChatMessage, GenerationSettings, hit_limit
 from scorers.lm.generation import TextGenerator
@@ -98,12 +100,13 @@ class Preprocessed:
     dataset summary, or its generator did not say)."""
 
     @classmethod
-    def from_reply(cls, reply: str) -> Preprocessed:
+    def from_reply(cls, reply: str, *, domain: str | None = None) -> Preprocessed:
         """A rewrite as the LLM wrote it (see :func:`normalise_judgments`), its judgment lines
         counted, and whether it stopped at its token limit (from a
         :class:`~scorers.lm.base.Reply`)."""
         judgments = normalise_judgments(reply)
-        return cls(judgments, count_judgment_lines(judgments), str(reply), hit_limit(reply))
+        lines = count_judgment_lines(judgments, domain=domain)
+        return cls(judgments, lines, str(reply), hit_limit(reply))
 
 
 class EmptyTextError(GemTasksError, ValueError):
@@ -116,13 +119,17 @@ def _require_text(text: str, what: str) -> None:
         raise EmptyTextError(f"refusing to send an empty {what} to a model: it would invent one")
 
 
-def preprocess_messages(review: str) -> list[ChatMessage]:
-    """The App. C.1 conversation for one review; an empty review raises :class:`EmptyTextError`
+def preprocess_messages(review: str, *, domain: str | None = None) -> list[ChatMessage]:
+    """The App. C.1 conversation for one review (in ``domain``'s wording: a summary's or an
+    answer's statements; peer review when None); an empty text raises :class:`EmptyTextError`
     (it has no judgments to rewrite)."""
-    _require_text(review, "review")
+    _require_text(review, get_domain(domain).report)
     return [
-        {"role": "system", "content": prompts.render("gem/preprocess_system")},
-        {"role": "user", "content": prompts.render("gem/preprocess_user", review=review)},
+        {"role": "system", "content": prompts.render(template(domain, "gem/preprocess_system"))},
+        {
+            "role": "user",
+            "content": prompts.render(template(domain, "gem/preprocess_user"), review=review),
+        },
     ]
 
 
@@ -136,13 +143,11 @@ def assw_messages(paper_text: str) -> list[ChatMessage]:
     ]
 
 
-def count_judgment_lines(text: str) -> int:
-    """Lines that start (after an optional list marker) with "The reviewer"."""
-    return sum(
-        1
-        for line in text.splitlines()
-        if _BULLET.sub("", line.strip()).startswith(JUDGMENT_LINE_START + " ")
-    )
+def count_judgment_lines(text: str, *, domain: str | None = None) -> int:
+    """Lines that start (after an optional list marker) with the domain's statement prefix
+    ("The reviewer" in peer review)."""
+    start = get_domain(domain).statement_prefix + " "
+    return sum(1 for line in text.splitlines() if _BULLET.sub("", line.strip()).startswith(start))
 
 
 def normalise_judgments(text: str) -> str:
@@ -159,45 +164,57 @@ def rewrite_budget(review: str) -> int:
     return min(REWRITE_MAX_TOKENS, max(REWRITE_MIN_TOKENS, rounded))
 
 
-def rewrite_settings(review: str) -> GenerationSettings:
+def rewrite_settings(review: str, *, domain: str | None = None) -> GenerationSettings:
     """The App. C.1 decoding settings for ``review``: :data:`PREPROCESS_SETTINGS` with its
-    :func:`rewrite_budget`."""
-    return replace(PREPROCESS_SETTINGS, max_new_tokens=rewrite_budget(review))
+    :func:`rewrite_budget`, the reply prefilled with the domain's statement prefix."""
+    return replace(
+        PREPROCESS_SETTINGS,
+        max_new_tokens=rewrite_budget(review),
+        prefill=get_domain(domain).statement_prefix,
+    )
 
 
-def _by_budget(reviews: Sequence[str]) -> dict[GenerationSettings, list[int]]:
+def _by_budget(reviews: Sequence[str], domain: str | None) -> dict[GenerationSettings, list[int]]:
     groups: dict[GenerationSettings, list[int]] = {}
     for index, review in enumerate(reviews):
-        groups.setdefault(rewrite_settings(review), []).append(index)
+        groups.setdefault(rewrite_settings(review, domain=domain), []).append(index)
     return groups
 
 
-def preprocess_reviews(reviews: Sequence[str], generate: Generator) -> list[Preprocessed]:
-    """Rewrite each review into judgment lines with ``generate`` (one batched call per
-    budget; empty reviews raise :class:`EmptyTextError`)."""
+def preprocess_reviews(
+    reviews: Sequence[str], generate: Generator, *, domain: str | None = None
+) -> list[Preprocessed]:
+    """Rewrite each review (each report of ``domain``) into judgment lines with ``generate``
+    (one batched call per budget; empty reviews raise :class:`EmptyTextError`)."""
     out: list[Preprocessed | None] = [None] * len(reviews)
-    for settings, indexes in _by_budget(reviews).items():
-        replies = generate([preprocess_messages(reviews[i]) for i in indexes], settings)
+    for settings, indexes in _by_budget(reviews, domain).items():
+        replies = generate(
+            [preprocess_messages(reviews[i], domain=domain) for i in indexes], settings
+        )
         for index, reply in zip(indexes, replies, strict=True):
-            out[index] = Preprocessed.from_reply(reply)
+            out[index] = Preprocessed.from_reply(reply, domain=domain)
     return [p for p in out if p is not None]
 
 
-async def rewrite_reviews(generator: TextGenerator, reviews: Sequence[str]) -> list[Preprocessed]:
+async def rewrite_reviews(
+    generator: TextGenerator, reviews: Sequence[str], *, domain: str | None = None
+) -> list[Preprocessed]:
     """:func:`preprocess_reviews` through an async text generator (a model role or the
-    evaluation LM): the one way the families rewrite reviews. The budgets' batches run
-    concurrently."""
-    groups = list(_by_budget(reviews).items())
+    evaluation LM): the one way the families rewrite reviews (and other domains' reports). The
+    budgets' batches run concurrently."""
+    groups = list(_by_budget(reviews, domain).items())
     answers = await asyncio.gather(
         *(
-            generator.generate([preprocess_messages(reviews[i]) for i in indexes], settings)
+            generator.generate(
+                [preprocess_messages(reviews[i], domain=domain) for i in indexes], settings
+            )
             for settings, indexes in groups
         )
     )
     out: list[Preprocessed | None] = [None] * len(reviews)
     for (_, indexes), replies in zip(groups, answers, strict=True):
         for index, reply in zip(indexes, replies, strict=True):
-            out[index] = Preprocessed.from_reply(reply)
+            out[index] = Preprocessed.from_reply(reply, domain=domain)
     return [p for p in out if p is not None]
 
 
@@ -206,20 +223,22 @@ def summarise_assw(paper_texts: Sequence[str], generate: Generator) -> list[str]
     return [o.strip() for o in generate([assw_messages(t) for t in paper_texts], ASSW_SETTINGS)]
 
 
-def judgment_statements(judgments: str) -> list[str]:
+def judgment_statements(judgments: str, *, domain: str | None = None) -> list[str]:
     """The judgment lines of an App. C.1 rewrite (list markers removed; lines that are not
-    judgments, such as a preamble, are dropped)."""
+    judgments, such as a preamble, are dropped): lines starting with the domain's statement
+    prefix ("The reviewer" in peer review)."""
+    start = get_domain(domain).statement_prefix + " "
     out = []
     for line in judgments.splitlines():
         text = _STATEMENT_MARKER.sub("", line.strip()).strip()
-        if text.startswith(JUDGMENT_LINE_START + " "):
+        if text.startswith(start):
             out.append(text)
     return out
 
 
-def lines_not_statements(judgments: str) -> int:
+def lines_not_statements(judgments: str, *, domain: str | None = None) -> int:
     """How many non-blank lines of a rewrite :func:`judgment_statements` leaves out (a preamble,
     or the "They also ..." sentences of a paragraph-style rewrite): counted in the metadata of
     the metrics that score judgment lines, so that nothing vanishes without a trace."""
     lines = sum(1 for line in judgments.splitlines() if line.strip())
-    return lines - len(judgment_statements(judgments))
+    return lines - len(judgment_statements(judgments, domain=domain))

@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from scorers.domains import DOMAINS, template
 from scorers.errors import MetricError
 from scorers.lm.threads import run_blocking
 from scorers.pmi import NOT_AVAILABLE, TooLongError, prediction_request
@@ -75,7 +76,7 @@ class BartScore(Metric):
             evaluation_lm=lm.identity,
             direction=self.direction,
             normalisation=_NORMALISATIONS[self.options["normalisation"]],
-            prompts=prompt_hashes(_TEMPLATES),
+            prompts=prompt_hashes([template(item.domain, name) for name in _TEMPLATES]),
         )
         candidate = item.candidate.strip()
         skipped: dict[str, str] = {}
@@ -95,10 +96,18 @@ class BartScore(Metric):
                 continue
             try:
                 recall = prediction_request(
-                    lm, synopsis=NOT_AVAILABLE, judgments=candidate, target=reference
+                    lm,
+                    synopsis=NOT_AVAILABLE,
+                    judgments=candidate,
+                    target=reference,
+                    domain=item.domain,
                 )
                 precision = prediction_request(
-                    lm, synopsis=NOT_AVAILABLE, judgments=reference, target=candidate
+                    lm,
+                    synopsis=NOT_AVAILABLE,
+                    judgments=reference,
+                    target=candidate,
+                    domain=item.domain,
                 )
             except TooLongError as exc:
                 skipped[review.id] = str(exc)
@@ -152,6 +161,7 @@ class BartScore(Metric):
 def _register(direction: str, display: str, description: str) -> None:
     register_metric_class(
         BartScore,
+        domains=frozenset(DOMAINS),
         fixed={"direction": direction},
         name=f"bartscore_{direction}",
         display_name=display,

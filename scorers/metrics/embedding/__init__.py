@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from scorers.domains import DOMAINS
 from scorers.lm.embedding import DEFAULT_EMBEDDER
 from scorers.lm.threads import run_blocking
 from scorers.registry import Metric, register_metric_class
@@ -106,6 +107,7 @@ class BertScore(Metric):
 
 register_metric_class(
     BertScore,
+    domains=frozenset(DOMAINS),
     name="bertscore",
     display_name="BERTScore",
     family="embedding",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from scorers.domains import DOMAINS
 from scorers.metrics.gem.family import GEM_VERSION, PREPROCESSOR_ROLE, GemMetric, GemSignature
 from scorers.pmi import NOT_AVAILABLE, Outcome, Reference, ReferenceTerm, pmi_terms, score_review
 from scorers.registry import register_metric_class
@@ -31,6 +32,7 @@ def _register(
     needs: set[str],
     description: str,
     aliases: tuple[str, ...] = (),
+    domains: frozenset[str] = frozenset(DOMAINS),
 ) -> None:
     register_metric_class(
         GemMetric,
@@ -47,6 +49,7 @@ def _register(
         aliases=aliases,
         description=description,
         source=_SOURCE,
+        domains=domains,
     )
 
 
@@ -75,8 +78,10 @@ _register(
     synopsis="abstract",
     defaults={"dataset_summaries": False, "synopsis": "abstract"},
     needs={"generator", "abstract"},
-    description="GEM conditioned on the paper's abstract: information beyond the abstract",
+    description="GEM conditioned on the paper's abstract: information beyond the abstract (in "
+    "other domains the article or the question)",
     aliases=("gem_s_abstract",),
+    domains=frozenset(d for d in DOMAINS if DOMAINS[d].synopsis),
 )
 _register(
     "gem_s_assw",
@@ -86,4 +91,5 @@ _register(
     defaults={"dataset_summaries": False},
     needs={"generator", "abstract", "paper_text"},
     description="GEM conditioned on the abstract and the author-stated strengths and weaknesses",
+    domains=frozenset({"peer_review"}),
 )

@@ -24,6 +24,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from scorers.domains import domain as get_domain
+from scorers.domains import template
 from scorers.errors import MetricError
 from scorers.lm.base import hit_limit
 from scorers.lm.chat import encode_text
@@ -120,11 +122,15 @@ class GemMetric(Metric):
         writer = "dataset summaries"
         if todo:
             generator = resources.generator(PREPROCESSOR_ROLE)
-            rewrites = await rewrite_reviews(generator, [text for _, text in todo])
+            rewrites = await rewrite_reviews(
+                generator, [text for _, text in todo], domain=item.domain
+            )
             produced = {what: rewrite for (what, _), rewrite in zip(todo, rewrites, strict=True)}
             writer = generator.identity + (" (+ dataset summaries)" if use_summaries else "")
         candidate_judgments = (
-            Preprocessed.from_reply(summary) if summary is not None else produced.get("candidate")
+            Preprocessed.from_reply(summary, domain=item.domain)
+            if summary is not None
+            else produced.get("candidate")
         )
         references = [
             Reference(
@@ -132,7 +138,8 @@ class GemMetric(Metric):
                 text=review.text,
                 preprocessed=None
                 if not review.text.strip()
-                else produced.get(review.id) or Preprocessed.from_reply(review.summary or ""),
+                else produced.get(review.id)
+                or Preprocessed.from_reply(review.summary or "", domain=item.domain),
             )
             for review in item.references
         ]
@@ -159,7 +166,7 @@ class GemMetric(Metric):
 
     async def ascore(self, item: Item, resources: Resources) -> Result:
         lm = await run_blocking(resources.lm)
-        templates = list(self.templates)
+        templates = [template(item.domain, name) for name in self.templates]
         candidate_judgments: Preprocessed | None = None
         references = [Reference(id=r.id, text=r.text) for r in item.references]
         preprocessor: str | None = None
@@ -179,20 +186,27 @@ class GemMetric(Metric):
             synopsis_text = self.synopsis_text
             synopsis_source = f"fixed text {self.synopsis_text!r}"
         elif self.synopsis is not None:
+            words = get_domain(item.domain)
             if not item.paper.has_abstract:
-                reason = f"no abstract ({item.paper.abstract_problem})"
+                what = words.synopsis or "synopsis"
+                problem = (item.paper.abstract_problem or "").replace("abstract", what)
+                reason = f"no {what} ({problem})"
                 return Result(
                     value=None,
                     reason=reason,
-                    explanation=f"unscored: {self.spec.display_name} conditions on the paper's "
-                    f"abstract, and this paper has {reason}; it would silently be GEM",
+                    explanation=f"unscored: {self.spec.display_name} conditions on the "
+                    f"{words.task_input}'s {what}, and this {words.task_input} has {reason}; it "
+                    "would silently be GEM",
                     signature=self._signature(lm.identity, preprocessor, templates),
                     details={"synopsis_source": "none"},
                 ).note_limits(hits)
             synopsis_text = item.paper.abstract
             synopsis_source = "abstract"
             if self.synopsis == "assw":
-                templates += ["gem/assw_system", "gem/assw_user"]
+                templates += [
+                    template(item.domain, "gem/assw_system"),
+                    template(item.domain, "gem/assw_user"),
+                ]
                 assw, source, assw_cut = await self._assw(item, resources)
                 if assw_cut:
                     hits["ASSW summary"] = ASSW_SETTINGS.max_new_tokens
@@ -216,6 +230,7 @@ class GemMetric(Metric):
             synopsis=synopsis_text,
             preprocessed_candidate=candidate_judgments,
             preprocess=self.preprocess,
+            domain=item.domain,
         )
         details: dict[str, Any] = {
             "skipped_references": dict(outcome.skipped_references),

@@ -3,6 +3,7 @@ review texts, each averaged over the references."""
 
 from __future__ import annotations
 
+from scorers.domains import DOMAINS
 from scorers.metrics.overlap.bleu import Bleu, sentence_bleu
 from scorers.metrics.overlap.rouge import RougeL, rouge_l
 from scorers.metrics.overlap.texts import OVERLAP_VERSION, WORD_TOKENIZER, OverlapSignature, words
@@ -24,6 +25,7 @@ _SOURCE = "GEM paper, §4 Baselines and App. D.3 (the authors' notebook pins the
 def _register(name: str, display: str, cls: type, description: str) -> None:
     register_metric_class(
         cls,
+        domains=frozenset(DOMAINS),
         name=name,
         display_name=display,
         family="overlap",

@@ -1,0 +1,270 @@
+"""Judgments of any domain (Scoring Rules paper §5): a report about a task input (a summary of
+an article, an answer to a question, a review of a paper) scored against independent human
+reports of the same input, with the metrics that apply to the domain.
+
+The data is any file of canonical records or generic judgment items
+(:func:`scorers.data.records.parse_judgment_item`), or the SummEval, SPACE and LFQA-E files as
+they are (:func:`scorers.data.sources.summaries.summary_records`). The candidate is the model's
+own report (``model``), the held-out human report (``human``), one existing candidate
+(``system:<id>``, e.g. a SummEval system) or every existing candidate (``candidates``: one sample
+per input and candidate, with its human ratings, and Spearman's ρ of each metric with each
+rating dimension and with their mean).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import ChatMessageSystem, ChatMessageUser, ModelOutput
+from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
+
+import prompts
+from gem_tasks.scoring.adapter import METRICS, make_scorers
+from gem_tasks.scoring.metrics import rating_spearman
+from gem_tasks.tasks import eval_card
+from gem_tasks.tasks.samples import negatives_metadata, negatives_wanted, refuse_unservable
+from scorers.data.paper_docs import paper_document
+from scorers.data.records import PaperRecord, RecordError, load_records
+from scorers.data.sources.summaries import summary_records
+from scorers.domains import domain as get_domain
+from scorers.domains import template
+from scorers.registry import refuse_out_of_domain, resolve_metric_names
+
+__all__ = ["given_answer", "judgment_dataset", "judgments", "load_judgment_records"]
+
+ANSWER = "answer"
+"""Sample-metadata key of a given answer (the held-out human report or an existing candidate)."""
+
+
+def load_judgment_records(source: str | Path) -> list[PaperRecord]:
+    """Records from canonical or generic JSONL/parquet, or from a SummEval, SPACE or LFQA-E file
+    as it is (recognised by its fields)."""
+    path = Path(str(source))
+    if path.is_file():
+        try:
+            return summary_records(path)
+        except RecordError as error:
+            if "not a SummEval, SPACE or LFQA-E row" not in str(error):
+                raise
+    return load_records(source)
+
+
+@solver
+def given_answer() -> Solver:
+    """Answer with the report stored in the sample (a human's or an existing system's) instead
+    of calling a model."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        answer = state.metadata[ANSWER]
+        state.output = ModelOutput.from_content(model=answer["source"], content=answer["text"])
+        state.messages.append(state.output.message)
+        state.completed = True
+        return state
+
+    return solve
+
+
+def _sample(
+    record: PaperRecord,
+    document: dict[str, Any],
+    text: str,
+    *,
+    sample_id: str,
+    answer: dict[str, Any] | None,
+) -> Sample:
+    metadata = {**document, **({ANSWER: answer} if answer else {})}
+    if answer and answer.get("ratings"):
+        metadata["ratings"] = dict(answer["ratings"])
+    return Sample(
+        id=sample_id,
+        input=[
+            ChatMessageSystem(content=prompts.render(template(record.domain, "review/system"))),
+            ChatMessageUser(
+                content=prompts.render(template(record.domain, "review/user"), paper=text)
+            ),
+        ],
+        target=document["held_out"]["text"],
+        metadata=metadata,
+    )
+
+
+def judgment_dataset(
+    records: list[PaperRecord],
+    *,
+    candidate: str,
+    references: int,
+    seed: int,
+    max_input_tokens: int,
+    negatives: int,
+    name: str,
+    location: str,
+) -> MemoryDataset:
+    """The samples of ``records`` for ``candidate`` (see the module doc). The held-out human
+    report and the references are the fixed split of every input (``seed``), whatever the
+    candidate, so every candidate of an input is scored against the same references."""
+    samples = []
+    for record in records:
+        drawn = negatives_metadata(record, records, k=negatives, seed=seed) if negatives else []
+        text, document = paper_document(
+            record,
+            references=references,
+            seed=seed,
+            max_paper_tokens=max_input_tokens,
+            negatives=drawn,
+        )
+        if candidate == "model":
+            if not text.strip():
+                raise RecordError(
+                    f"{record.id}: the {record.domain} domain's input has no text for a model to "
+                    "report on (no input reviews, no article, no question); use "
+                    "candidate=human or candidates"
+                )
+            samples.append(_sample(record, document, text, sample_id=record.id, answer=None))
+        elif candidate == "human":
+            held = document["held_out"]
+            answer = {"source": "human", "id": held["id"], "text": held["text"]}
+            samples.append(_sample(record, document, text, sample_id=record.id, answer=answer))
+        elif candidate == "candidates" or candidate.startswith("system:"):
+            wanted = None if candidate == "candidates" else candidate.split(":", 1)[1]
+            found = [c for c in record.candidates if wanted in (None, c.id)]
+            if wanted is not None and not found:
+                known = ", ".join(c.id for c in record.candidates) or "none"
+                raise RecordError(f"{record.id}: no candidate {wanted!r} (it has: {known})")
+            for entry in found:
+                answer = {
+                    "source": f"system:{entry.id}",
+                    "id": entry.id,
+                    "text": entry.text,
+                    "ratings": dict(entry.ratings),
+                }
+                sample_id = record.id if wanted else f"{record.id}/{entry.id}"
+                samples.append(_sample(record, document, text, sample_id=sample_id, answer=answer))
+        else:
+            raise ValueError(
+                f"candidate must be 'model', 'human', 'candidates' or 'system:<id>', got "
+                f"{candidate!r}"
+            )
+    if not samples:
+        raise RecordError(f"{location}: no sample for candidate={candidate!r}")
+    return MemoryDataset(samples, name=name, location=location)
+
+
+def judgment_task(
+    *,
+    dataset: str | Path,
+    candidate: str,
+    references: int,
+    seed: int,
+    scorers: str | list[str],
+    scorer_lm: str,
+    scorer_lm_args: dict[str, Any] | None,
+    scorer_options: dict[str, dict[str, Any]] | None,
+    dataset_summaries: bool,
+    cache_dir: str | None,
+    negatives: int | None,
+    max_input_tokens: int,
+    card_folder: Path,
+    expected_domain: str | None = None,
+) -> Task:
+    """The task every domain's task is: the records of ``dataset`` (one domain), refused up
+    front when a metric does not apply to the domain or the data cannot serve it."""
+    records = load_judgment_records(dataset)
+    domains = sorted({r.domain for r in records})
+    if len(domains) != 1:
+        raise RecordError(f"{dataset}: one domain per dataset, found {domains}")
+    domain = domains[0]
+    if expected_domain is not None and domain != expected_domain:
+        raise RecordError(f"{dataset}: expected {expected_domain} data, found {domain}")
+    names = resolve_metric_names(scorers)
+    refuse_out_of_domain(names, domain, where=str(dataset))
+    refuse_unservable(records, names, scorer_options=scorer_options, where=str(dataset))
+    return Task(
+        version=eval_card(card_folder)["version"],
+        dataset=judgment_dataset(
+            records,
+            candidate=candidate,
+            references=references,
+            seed=seed,
+            max_input_tokens=max_input_tokens,
+            negatives=negatives_wanted(names, negatives, scorer_options=scorer_options),
+            name=Path(str(dataset)).stem,
+            location=str(dataset),
+        ),
+        solver=generate() if candidate == "model" else given_answer(),
+        scorer=make_scorers(
+            names,
+            scorer_lm=scorer_lm,
+            scorer_lm_args=scorer_lm_args,
+            cache_dir=cache_dir,
+            dataset_summaries=dataset_summaries,
+            scorer_options=scorer_options,
+        ),
+        # every existing candidate carries its human ratings: the rank correlation with them
+        metrics=[*METRICS, rating_spearman()] if candidate == "candidates" else None,
+        metadata={
+            "domain": domain,
+            "domain_words": get_domain(domain).report,
+            "candidate": candidate,
+            "references": references,
+            "seed": seed,
+            "scorer_lm": scorer_lm,
+        },
+    )
+
+
+@task
+def judgments(
+    dataset: str,
+    candidate: str = "human",
+    references: int = 1,
+    seed: int = 0,
+    scorers: str | list[str] = "gem,gem_raw,bleu,rouge_l",
+    scorer_lm: str = "embedded",
+    scorer_lm_args: dict[str, Any] | None = None,
+    scorer_options: dict[str, dict[str, Any]] | None = None,
+    dataset_summaries: bool = False,
+    cache_dir: str | None = None,
+    negatives: int | None = None,
+    max_input_tokens: int = 12000,
+) -> Task:
+    """Score reports of any domain against independent human reports of the same input.
+
+    Args:
+        dataset: canonical records or generic judgment items (JSONL/parquet file or folder, or
+            a Hugging Face dataset id), or a SummEval, SPACE or LFQA-E file as it is; one
+            domain per dataset.
+        candidate: ``human`` (the held-out human report, the baseline), ``model`` (the model
+            under test writes its report of the input), ``system:<id>`` (an existing candidate
+            of each input) or ``candidates`` (every existing candidate, with Spearman's ρ against
+            their human ratings).
+        references: human reports per input used as references (the Scoring Rules paper scores
+            against one); one more is held out.
+        seed: seed of the held-out/reference split and of the negatives.
+        scorers: registered metrics that apply to the domain (the others are refused, with the
+            domains they apply to).
+        scorer_lm, scorer_lm_args: the evaluation LM and its backend options.
+        scorer_options: per-metric options.
+        dataset_summaries: use statement rewrites stored with the references (``summary``).
+        cache_dir: folder of the on-disk score cache.
+        negatives: negative references per input, drawn within its group (default: 4 when a
+            requested metric needs them).
+        max_input_tokens: the input text beyond this (4 characters a token) is cut.
+    """
+    return judgment_task(
+        dataset=dataset,
+        candidate=candidate,
+        references=references,
+        seed=seed,
+        scorers=scorers,
+        scorer_lm=scorer_lm,
+        scorer_lm_args=scorer_lm_args,
+        scorer_options=scorer_options,
+        dataset_summaries=dataset_summaries,
+        cache_dir=cache_dir,
+        negatives=negatives,
+        max_input_tokens=max_input_tokens,
+        card_folder=Path(__file__).parent,
+    )

@@ -1,0 +1,220 @@
+"""Adapters from the summarisation and question-answering datasets of the Scoring Rules paper
+(§5, Tables 3-5) into canonical records (:mod:`scorers.data.records`), each in its domain.
+
+- SummEval (Fabbri et al., TACL 2021; MIT): CNN/DailyMail articles, 11 human reference
+  summaries each, 16 systems' summaries with expert ratings of coherence, consistency, fluency
+  and relevance (1-5, the mean of three experts). Read from either the shared file (one article
+  per line: ``doc_id, source, references, systems: {id: {summary, expert_avg}}``) or the
+  original release ``model_annotations.aligned.paired.jsonl`` (one line per article and system:
+  ``id, model_id, decoded, references, text, expert_annotations: [{dimension: score}]``).
+- SPACE (Angelidis et al., TACL 2021; MIT): opinion summaries of hotels, three human summaries per
+  aspect (``entity_id, summaries: {aspect: [3]}``), no input reviews: one record per hotel and
+  aspect, no synopsis.
+- LFQA-E (long-form QA evaluation): ``id, question, Concise_Reference``, two answers
+  (``student_answer_a``, ``model_answer_b``, ...) and ``<a>_vs_<b>`` naming the one a human
+  preferred: the reference answer, and the two answers as candidates rated by the preference.
+
+:func:`summary_records` reads any of them by its shape, so a task's ``dataset`` takes the file as
+it is. Nothing is dropped: a row of an unknown shape, or missing a field, raises ``RecordError``
+naming the file and line.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from statistics import fmean
+from typing import Any
+
+from scorers.data.records import PaperRecord, RecordError, parse_record, read_jsonl
+
+__all__ = [
+    "SUMMEVAL_DIMENSIONS",
+    "lfqa_e_records",
+    "space_records",
+    "summary_records",
+    "summeval_records",
+]
+
+SUMMEVAL_DIMENSIONS = ("coherence", "consistency", "fluency", "relevance")
+
+
+def _rows(path: Path) -> list[tuple[str, Any]]:
+    if not path.exists():
+        raise RecordError(f"{path}: file not found")
+    if path.suffix == ".json":
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise RecordError(f"{path}: not valid JSON ({exc.msg})") from None
+        if not isinstance(data, list):
+            raise RecordError(f"{path}: expected a JSON list of records")
+        return [(f"{path}[{i}]", row) for i, row in enumerate(data)]
+    return list(read_jsonl(path))
+
+
+def _require(row: Any, keys: tuple[str, ...], where: str) -> dict[str, Any]:
+    if not isinstance(row, dict):
+        raise RecordError(f"{where}: expected an object")
+    missing = [k for k in keys if row.get(k) is None]
+    if missing:
+        raise RecordError(f"{where}: missing field(s) {missing}")
+    return row
+
+
+def _summeval_record(
+    doc_id: str, article: str, references: list[str], systems: dict[str, tuple[str, dict]], where
+) -> PaperRecord:
+    return parse_record(
+        {
+            "id": doc_id,
+            "venue": "SummEval (CNN/DailyMail)",
+            "title": "",
+            "abstract": article,  # θ of the "-S" metrics: the article
+            "paper_text": article,
+            "domain": "summarization",
+            "group": "summeval",
+            "reviews": [{"id": f"ref{k}", "text": text} for k, text in enumerate(references)],
+            "candidates": [
+                {"id": system, "text": summary, "ratings": ratings}
+                for system, (summary, ratings) in sorted(systems.items())
+            ],
+        },
+        where=where,
+    )
+
+
+def summeval_records(path: str | Path) -> list[PaperRecord]:
+    """SummEval's articles as summarisation records (references: the human summaries;
+    candidates: the systems' summaries with their experts' mean ratings per dimension), from
+    the shared file or the original release (detected by its fields)."""
+    path = Path(path)
+    rows = _rows(path)
+    if rows and isinstance(rows[0][1], dict) and "systems" in rows[0][1]:
+        return [
+            _summeval_record(
+                str(row["doc_id"]),
+                row["source"],
+                list(row["references"]),
+                {
+                    system: (entry["summary"], dict(entry.get("expert_avg") or {}))
+                    for system, entry in row["systems"].items()
+                },
+                where,
+            )
+            for where, row in (
+                (w, _require(r, ("doc_id", "source", "references", "systems"), w)) for w, r in rows
+            )
+        ]
+    # the original release: one line per (article, system)
+    articles: dict[str, dict[str, Any]] = {}
+    systems: dict[str, dict[str, tuple[str, dict]]] = defaultdict(dict)
+    first_line: dict[str, str] = {}
+    for where, raw in rows:
+        row = _require(
+            raw, ("id", "model_id", "decoded", "references", "text", "expert_annotations"), where
+        )
+        doc = str(row["id"])
+        first_line.setdefault(doc, where)
+        articles.setdefault(doc, {"text": row["text"], "references": list(row["references"])})
+        ratings = {
+            dim: fmean(a[dim] for a in row["expert_annotations"])
+            for dim in SUMMEVAL_DIMENSIONS
+            if row["expert_annotations"] and all(dim in a for a in row["expert_annotations"])
+        }
+        if str(row["model_id"]) in systems[doc]:
+            raise RecordError(f"{where}: system {row['model_id']!r} twice for article {doc!r}")
+        systems[doc][str(row["model_id"])] = (row["decoded"], ratings)
+    return [
+        _summeval_record(doc, a["text"], a["references"], systems[doc], first_line[doc])
+        for doc, a in articles.items()
+    ]
+
+
+def space_records(path: str | Path) -> list[PaperRecord]:
+    """SPACE's human summaries as opinion-summarisation records, one per hotel and aspect: the
+    three summaries are the human reports (one held out as the candidate, the others the
+    references); there is no input text, so no synopsis."""
+    records = []
+    for where, raw in _rows(Path(path)):
+        row = _require(raw, ("entity_id", "summaries"), where)
+        for aspect, summaries in sorted(row["summaries"].items()):
+            records.append(
+                parse_record(
+                    {
+                        "id": f"{row['entity_id']}-{aspect}",
+                        "venue": "SPACE",
+                        "title": "",
+                        "abstract": "",
+                        "domain": "opinion_summarization",
+                        "group": "space",
+                        "reviews": [
+                            {"id": f"{row['entity_id']}-{aspect}-s{k}", "text": text}
+                            for k, text in enumerate(summaries)
+                        ],
+                    },
+                    where=f"{where} ({aspect})",
+                )
+            )
+    return records
+
+
+def lfqa_e_records(path: str | Path) -> list[PaperRecord]:
+    """LFQA-E's records as QA records: the question is θ, the concise reference answer the one
+    human report, and the two compared answers (``student_answer_*``, ``model_answer_*``: the
+    fields its ``<a>_vs_<b>`` key names) candidates rated by the human preference (1 for the
+    answer the key's value names, 0 for the other)."""
+    records = []
+    for where, raw in _rows(Path(path)):
+        row = _require(raw, ("id", "question", "Concise_Reference"), where)
+        comparisons = [k for k in row if "_vs_" in k]
+        if len(comparisons) != 1:
+            raise RecordError(f"{where}: expected one '<a>_vs_<b>' preference, got {comparisons}")
+        key = comparisons[0]
+        sides = key.split("_vs_")
+        _require(row, tuple(sides), where)
+        preferred = row[key]
+        if preferred not in sides:
+            raise RecordError(f"{where}: preference {preferred!r} names neither of {sides}")
+        records.append(
+            parse_record(
+                {
+                    "id": str(row["id"]),
+                    "venue": "LFQA-E",
+                    "title": "",
+                    "abstract": row["question"],
+                    "domain": "qa",
+                    "group": "lfqa_e",
+                    "reviews": [{"id": f"{row['id']}-ref", "text": row["Concise_Reference"]}],
+                    "candidates": [
+                        {
+                            "id": side,
+                            "text": row[side],
+                            "ratings": {"preferred": 1.0 if preferred == side else 0.0},
+                        }
+                        for side in sides
+                    ],
+                },
+                where=where,
+            )
+        )
+    return records
+
+
+def summary_records(path: str | Path) -> list[PaperRecord]:
+    """Any of the three files, recognised by its first row's fields."""
+    path = Path(path)
+    rows = _rows(path)
+    if not rows:
+        raise RecordError(f"{path}: no records")
+    first = rows[0][1] if isinstance(rows[0][1], dict) else {}
+    if "systems" in first or "model_id" in first:
+        return summeval_records(path)
+    if "entity_id" in first:
+        return space_records(path)
+    if "Concise_Reference" in first:
+        return lfqa_e_records(path)
+    raise RecordError(
+        f"{rows[0][0]}: not a SummEval, SPACE or LFQA-E row (fields {sorted(first)[:8]})"
+    )

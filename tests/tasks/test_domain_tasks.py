@@ -1,0 +1,134 @@
+"""The summarisation, opinion-summary and any-domain tasks: samples, candidates, refusals, and
+Spearman's ρ against human ratings, run end to end through inspect eval."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from inspect_ai import eval as run_eval
+
+from conftest import inspect_eval, only_log
+from gem_tasks.tasks.judgments import judgments
+from gem_tasks.tasks.space import space
+from gem_tasks.tasks.summeval import summeval
+from scorers.data.records import RecordError
+from scorers.errors import MetricError
+from scorers.metrics.overlap import rouge_l
+
+
+def items_file(tmp_path: Path) -> Path:
+    """Three QA items; each has two human answers and three rated candidates whose ROUGE-L
+    with the reference rises with their rating."""
+    rows = []
+    for q in range(3):
+        reference = f"light scatters off small molecules in the air number {q}"
+        rows.append(
+            {
+                "id": f"q{q}",
+                "domain": "qa",
+                "input": {"synopsis": f"Why is the sky blue, case {q}?"},
+                "references": [
+                    {"id": f"q{q}-a", "text": reference},
+                    {"id": f"q{q}-b", "text": reference},
+                ],
+                "candidates": [
+                    {"id": "bad", "text": "cheese", "ratings": {"overall": 1, "style": 3}},
+                    {"id": "mid", "text": "light scatters", "ratings": {"overall": 2, "style": 1}},
+                    {"id": "good", "text": reference, "ratings": {"overall": 3, "style": 2}},
+                ],
+            }
+        )
+    path = tmp_path / "items.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_the_samples_of_each_candidate_mode():
+    assert len(summeval().dataset) == 3  # the model summarises each bundled article
+    assert len(summeval(candidate="human").dataset) == 3
+    every = summeval(candidate="candidates").dataset
+    assert len(every) == 48 and every[0].id.endswith("/M0")
+    assert set(every[0].metadata["ratings"]) == {"coherence", "consistency", "fluency", "relevance"}
+    one = summeval(candidate="system:M11").dataset
+    assert [s.metadata["answer"]["id"] for s in one] == ["M11"] * 3
+    # every candidate of an article is scored against the same references
+    refs = {s.metadata["paper_id"]: s.metadata["references"] for s in every}
+    assert all(s.metadata["references"] == refs[s.metadata["paper_id"]] for s in every)
+    prompt = summeval().dataset[0].input
+    assert "Summarize" in prompt[0].content and "CNN" in prompt[1].content
+    assert len(space().dataset) == 14
+
+
+def test_what_a_domain_cannot_do_is_refused_with_why():
+    with pytest.raises(RecordError, match="no text for a model to report on"):
+        space(candidate="model")
+    with pytest.raises(MetricError, match="gem_s applies to peer_review, qa, summarization"):
+        space(scorers="gem,gem_s")
+    with pytest.raises(MetricError, match="lm_examiner applies to peer_review"):
+        summeval(scorers="gem,lm_examiner")
+    with pytest.raises(RecordError, match="no candidate 'M99'"):
+        summeval(candidate="system:M99")
+    with pytest.raises(ValueError, match="candidate must be"):
+        summeval(candidate="everyone")
+    with pytest.raises(RecordError, match="expected summarization data"):
+        from gem_tasks.tasks.samples import SPACE_DEMO
+
+        summeval(dataset=str(SPACE_DEMO))
+
+
+def test_rated_candidates_give_spearman_per_dimension_and_their_mean(tmp_path: Path):
+    [log] = run_eval(
+        judgments(dataset=str(items_file(tmp_path)), candidate="candidates", scorers="rouge_l"),
+        model="mockllm/model",
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
+    assert log.status == "success", log.error
+    metrics = log.results.scores[0].metrics
+    # ROUGE-L rises with "overall" in every item: ρ = 1; "style" ranks them 3, 1, 2
+    assert metrics["rho_overall"].value == pytest.approx(1.0)
+    style = metrics["rho_style"].value
+    assert style == pytest.approx(
+        __import__("scipy").stats.spearmanr([0, 2 / 3, 1] * 3, [3, 1, 2] * 3).statistic
+    )
+    assert metrics["rho_mean_of_dimensions"].value == pytest.approx((1.0 + style) / 2)
+    sample = log.samples[0]
+    assert sample.scores["rouge_l"].value == pytest.approx(
+        rouge_l("cheese", "light scatters off small molecules in the air number 0")
+    )
+
+
+def test_the_held_out_human_answer_is_scored_against_the_other(tmp_path: Path):
+    run = inspect_eval(
+        ["--model", "none", "-T", f"dataset={items_file(tmp_path)}", "-T", "scorers=bleu,rouge_l"],
+        tmp_path,
+        task="gem_tasks/judgments",
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    log = only_log(tmp_path)
+    assert log.eval.metadata["domain"] == "qa"
+    # both human answers are the same text: ROUGE-L 1 for every item
+    assert all(s.scores["rouge_l"].value == pytest.approx(1.0) for s in log.samples)
+
+
+@pytest.mark.slow
+def test_summeval_runs_offline_with_the_embedded_model(tmp_path: Path):
+    run = inspect_eval(
+        ["--model", "smollm2/embedded", "--limit", "2", "--max-tokens", "96"],
+        tmp_path,
+        task="gem_tasks/summeval",
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    log = only_log(tmp_path)
+    assert len(log.samples) == 2
+    for sample in log.samples:
+        gem_raw = sample.scores["gem_raw"]
+        assert math.isfinite(gem_raw.value)
+        signature = gem_raw.metadata["signature"]
+        assert set(signature["prompts"]) == {
+            "domains/summarization/gem/predict_system",
+            "domains/summarization/gem/predict_user",
+        }
