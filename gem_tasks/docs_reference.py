@@ -44,6 +44,13 @@ def cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+def domains(names: frozenset[str]) -> str:
+    """A metric's domains (:mod:`scorers.domains`), ``all`` when it applies to every one."""
+    from scorers.domains import DOMAINS
+
+    return "all" if set(names) == set(DOMAINS) else ", ".join(sorted(names))
+
+
 def family_signature_fields(family: str) -> list[str]:
     """The fields a family's signatures add to the common ones (``metric``, ``family``,
     ``version``), over every signature class its modules define."""
@@ -78,8 +85,9 @@ def metric_table_markdown() -> str:
         "[Comparing models](../comparing.md)); the version is the family's comparability version, "
         "bumped when its numbers change.",
         "",
-        "| metric | family | what it measures | better | needs | empty review | version | source |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| metric | family | what it measures | better | needs | empty review | domains | version "
+        "| source |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for spec in specs:
         page = FAMILY_PAGES.get(spec.family)
@@ -89,7 +97,7 @@ def metric_table_markdown() -> str:
             f"| `{spec.name}`{aliases} | {family} | {cell(spec.display_name)}: "
             f"{cell(spec.description)} | {'higher' if spec.higher_is_better else 'lower'} | "
             f"{', '.join(sorted(spec.needs)) or 'nothing'} | {EMPTY[spec.empty_candidate]} | "
-            f"{spec.version} | {cell(spec.source)} |"
+            f"{domains(spec.domains)} | {spec.version} | {cell(spec.source)} |"
         )
     lines += [
         "",

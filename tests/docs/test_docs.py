@@ -20,7 +20,16 @@ import yaml
 
 from conftest import REPO
 
-TASKS = ("iclr", "review_quality", "robustness", "correlation", "autopre_exam")
+TASKS = (
+    "iclr",
+    "review_quality",
+    "robustness",
+    "correlation",
+    "autopre_exam",
+    "summeval",
+    "space",
+    "judgments",
+)
 
 
 def documented_markdown() -> list[Path]:
