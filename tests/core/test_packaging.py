@@ -81,8 +81,11 @@ def test_every_task_folder_has_readme_and_eval_card_with_the_tasks_version():
     from gem_tasks.tasks.autopre_exam import autopre_exam
     from gem_tasks.tasks.correlation import correlation
     from gem_tasks.tasks.iclr import iclr
+    from gem_tasks.tasks.judgments import judgments
     from gem_tasks.tasks.review_quality import review_quality
     from gem_tasks.tasks.robustness import robustness
+    from gem_tasks.tasks.space import space
+    from gem_tasks.tasks.summeval import summeval
 
     folders = sorted(
         p.parent for p in (REPO / "gem_tasks" / "tasks").glob("*/*.py") if p.stem != "__init__"
@@ -91,8 +94,11 @@ def test_every_task_folder_has_readme_and_eval_card_with_the_tasks_version():
         "autopre_exam",
         "correlation",
         "iclr",
+        "judgments",
         "review_quality",
         "robustness",
+        "space",
+        "summeval",
     ]
     built = {
         "autopre_exam": autopre_exam,
@@ -100,15 +106,20 @@ def test_every_task_folder_has_readme_and_eval_card_with_the_tasks_version():
         "iclr": iclr,
         "review_quality": review_quality,
         "robustness": robustness,
+        "summeval": summeval,
+        "space": space,
+        "judgments": judgments,
     }
     for folder in folders:
         assert (folder / "README.md").exists(), folder
         card = eval_card(folder)
-        assert (
-            card["title"] and card["paper"]["arxiv"] and card["task"] == f"gem_tasks/{folder.name}"
-        )
+        paper = card["paper"]
+        assert card["title"] and paper["title"] and (paper.get("arxiv") or paper.get("note"))
+        assert card["task"] == f"gem_tasks/{folder.name}"
         factory = built[folder.name]
-        kwargs = {"dataset": str(REPO / "gem_tasks/tasks/data/demo_iclr.jsonl")}
+        data = {"summeval": "summeval_demo", "space": "space_demo", "judgments": "summeval_demo"}
+        name = data.get(folder.name, "demo_iclr")
+        kwargs = {"dataset": str(REPO / f"gem_tasks/tasks/data/{name}.jsonl")}
         if folder.name == "correlation":
             continue  # needs graded reviews; its version is read the same way
         assert factory(**kwargs).version == card["version"]
