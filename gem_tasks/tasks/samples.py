@@ -18,7 +18,10 @@ from scorers.data.paper_docs import (
     paper_input,
     refuse_unservable,
 )
-from scorers.data.records import PaperRecord, load_records
+from scorers.data.records import PaperRecord, RecordError
+from scorers.data.sources.summaries import load_judgment_records
+from scorers.domains import template
+from scorers.registry import refuse_out_of_domain, resolve_metric_names
 
 __all__ = [
     "CHARS_PER_TOKEN",
@@ -63,8 +66,10 @@ def record_to_sample(
     return Sample(
         id=paper.id,
         input=[
-            ChatMessageSystem(content=prompts.render(system_prompt)),
-            ChatMessageUser(content=prompts.render("review/user", paper=text)),
+            ChatMessageSystem(content=prompts.render(template(paper.domain, system_prompt))),
+            ChatMessageUser(
+                content=prompts.render(template(paper.domain, "review/user"), paper=text)
+            ),
         ],
         target=document["held_out"]["text"],
         metadata=document,
@@ -81,6 +86,7 @@ def paper_dataset(
     system_prompt: str = "review/system",
     scorers: str | Sequence[str] | None = None,
     scorer_options: Mapping[str, Mapping[str, Any]] | None = None,
+    domains: frozenset[str] = frozenset({"peer_review"}),
 ) -> MemoryDataset:
     """Samples for every paper of ``source`` (a JSONL/parquet path, folder or hub id; the
     bundled demo when None), each with ``negatives`` reviews of other papers. With ``scorers``
@@ -88,8 +94,15 @@ def paper_dataset(
     (:func:`scorers.data.paper_docs.refuse_unservable`). Malformed input, or a dataset too
     small for the negatives, raises ``RecordError`` naming file and record."""
     path = DEMO_DATASET if source is None else source
-    records = load_records(path)
+    records = load_judgment_records(path)
+    found = sorted({r.domain for r in records})
+    if len(found) != 1 or found[0] not in domains:
+        raise RecordError(
+            f"{path}: {', '.join(found)} data; this task takes {', '.join(sorted(domains))} "
+            "(summaries and answers: gem_tasks/summeval, gem_tasks/space, gem_tasks/judgments)"
+        )
     if scorers is not None:
+        refuse_out_of_domain(resolve_metric_names(scorers), found[0], where=str(path))
         refuse_unservable(records, scorers, scorer_options=scorer_options, where=str(path))
     samples = [
         record_to_sample(

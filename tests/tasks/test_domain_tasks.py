@@ -132,3 +132,53 @@ def test_summeval_runs_offline_with_the_embedded_model(tmp_path: Path):
             "domains/summarization/gem/predict_system",
             "domains/summarization/gem/predict_user",
         }
+
+
+def test_robustness_runs_the_strategies_that_fit_a_domain_and_refuses_the_others(tmp_path):
+    from gem_tasks.tasks.robustness import robustness
+    from gem_tasks.tasks.samples import SPACE_DEMO, SUMMEVAL_DEMO
+    from scorers.validation.perturbations.elongation import DOMAIN_FILLERS
+
+    with pytest.raises(ValueError, match="'rephrase' is written for peer_review"):
+        robustness(perturbation="rephrase", dataset=str(SUMMEVAL_DEMO), scorers="bleu")
+    with pytest.raises(MetricError, match="gem_s applies to"):
+        robustness(perturbation="sentence_deletion", dataset=str(SPACE_DEMO), scorers="gem_s")
+    [log] = run_eval(
+        robustness(
+            perturbation="elongation_fixed",
+            dataset=str(SUMMEVAL_DEMO),
+            scorers="rouge_l",
+            references=1,
+        ),
+        model="none",
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
+    assert log.status == "success", log.error
+    perturbed = log.samples[0].metadata["perturbed"]
+    assert perturbed.endswith(DOMAIN_FILLERS["summarization"])
+    assert "review" not in DOMAIN_FILLERS["summarization"]
+
+
+def test_random_replacement_stays_within_the_group(tmp_path: Path):
+    from gem_tasks.tasks.robustness.robustness import robustness_dataset
+
+    rows = [
+        {
+            "id": f"{group}{k}",
+            "domain": "summarization",
+            "group": group,
+            "input": {"text": f"article {group}{k}", "synopsis": f"article {group}{k}"},
+            "references": [{"text": f"{group}{k} one"}, {"text": f"{group}{k} two"}],
+        }
+        for group in ("a", "b")
+        for k in range(3)
+    ]
+    path = tmp_path / "items.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    samples = robustness_dataset(
+        str(path), perturbation="random_replacement", references=1, seed=0, max_paper_tokens=100
+    )
+    for sample in samples:
+        assert sample.metadata["other_paper_id"][0] == sample.id[0]  # same group
+        assert sample.metadata["other_paper_id"] != sample.id

@@ -27,8 +27,8 @@ from gem_tasks.scoring.metrics import rating_spearman
 from gem_tasks.tasks import eval_card
 from gem_tasks.tasks.samples import negatives_metadata, negatives_wanted, refuse_unservable
 from scorers.data.paper_docs import paper_document
-from scorers.data.records import PaperRecord, RecordError, load_records
-from scorers.data.sources.summaries import summary_records
+from scorers.data.records import PaperRecord, RecordError
+from scorers.data.sources.summaries import load_judgment_records
 from scorers.domains import domain as get_domain
 from scorers.domains import template
 from scorers.registry import refuse_out_of_domain, resolve_metric_names
@@ -37,19 +37,6 @@ __all__ = ["given_answer", "judgment_dataset", "judgments", "load_judgment_recor
 
 ANSWER = "answer"
 """Sample-metadata key of a given answer (the held-out human report or an existing candidate)."""
-
-
-def load_judgment_records(source: str | Path) -> list[PaperRecord]:
-    """Records from canonical or generic JSONL/parquet, or from a SummEval, SPACE or LFQA-E file
-    as it is (recognised by its fields)."""
-    path = Path(str(source))
-    if path.is_file():
-        try:
-            return summary_records(path)
-        except RecordError as error:
-            if "not a SummEval, SPACE or LFQA-E row" not in str(error):
-                raise
-    return load_records(source)
 
 
 @solver

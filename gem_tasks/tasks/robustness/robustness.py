@@ -32,6 +32,7 @@ from gem_tasks.scoring.paired import PAIRED_SCORERS
 from gem_tasks.scoring.roles import to_inspect_messages
 from gem_tasks.tasks import eval_card
 from gem_tasks.tasks.samples import negatives_wanted, paper_dataset
+from scorers.domains import DOMAINS
 from scorers.types import AT_TOKEN_LIMIT
 from scorers.validation.gaming import universal_review
 from scorers.validation.perturbations import (
@@ -46,11 +47,21 @@ __all__ = ["perturb_review", "robustness"]
 
 
 def _other_paper_order(samples: list[Sample], seed: int) -> dict[Any, Sample]:
-    """A fixed derangement: each paper's 'other paper' for random replacement."""
-    order = sorted(
-        samples, key=lambda s: hashlib.sha256(f"{seed}:other:{s.id}".encode()).hexdigest()
-    )
-    return {s.id: order[(i + 1) % len(order)] for i, s in enumerate(order)}
+    """A fixed derangement within each group (the record's group, else its venue: a review of
+    another paper of the venue, a summary of another article of the dataset): each input's
+    'other input' for random replacement."""
+    groups: dict[str, list[Sample]] = {}
+    for sample in samples:
+        meta = sample.metadata or {}
+        key = meta.get("group") if meta.get("group") is not None else meta.get("venue") or ""
+        groups.setdefault(str(key), []).append(sample)
+    others: dict[Any, Sample] = {}
+    for members in groups.values():
+        order = sorted(
+            members, key=lambda s: hashlib.sha256(f"{seed}:other:{s.id}".encode()).hexdigest()
+        )
+        others.update({s.id: order[(i + 1) % len(order)] for i, s in enumerate(order)})
+    return others
 
 
 LEVEL_FREE = ("random_replacement", *GAMING)
@@ -89,11 +100,19 @@ def robustness_dataset(
         negatives=negatives,
         scorers=scorers,
         scorer_options=scorer_options,
+        domains=frozenset(DOMAINS),
     )
     samples = list(base)
-    if len(samples) < 2 and perturbation == "random_replacement":
-        raise ValueError("random replacement needs at least two papers")
+    domain = samples[0].metadata.get("domain") or "peer_review"
+    if domain not in spec.domains:
+        raise ValueError(
+            f"{perturbation!r} is written for {', '.join(sorted(spec.domains))}, and the data "
+            f"is {domain}: its prompts or its reading of the text (sections, verdicts, the "
+            "abstract) do not fit"
+        )
     others = _other_paper_order(samples, seed)
+    if perturbation == "random_replacement" and any(others[s.id].id == s.id for s in samples):
+        raise ValueError("random replacement needs at least two inputs in every group")
 
     def text_of(sample: Sample) -> str:
         held_out = sample.metadata["held_out"]
@@ -137,6 +156,7 @@ def paper_context(metadata: dict[str, Any]) -> PaperContext:
         universal_review=metadata.get("universal_review"),
         level=metadata.get("level") or "review",
         seed=int(metadata.get("split_seed") or 0),
+        domain=metadata.get("domain") or "peer_review",
     )
 
 

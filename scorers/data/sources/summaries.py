@@ -31,6 +31,7 @@ from scorers.data.records import PaperRecord, RecordError, parse_record, read_js
 
 __all__ = [
     "SUMMEVAL_DIMENSIONS",
+    "load_judgment_records",
     "lfqa_e_records",
     "space_records",
     "summary_records",
@@ -218,3 +219,18 @@ def summary_records(path: str | Path) -> list[PaperRecord]:
     raise RecordError(
         f"{rows[0][0]}: not a SummEval, SPACE or LFQA-E row (fields {sorted(first)[:8]})"
     )
+
+
+def load_judgment_records(source: str | Path) -> list[PaperRecord]:
+    """Records from canonical or generic JSONL/parquet (:func:`load_records`), or from a
+    SummEval, SPACE or LFQA-E file as it is (recognised by its fields)."""
+    from scorers.data.records import load_records
+
+    path = Path(str(source))
+    if path.is_file():
+        try:
+            return summary_records(path)
+        except RecordError as error:
+            if "not a SummEval, SPACE or LFQA-E row" not in str(error):
+                raise
+    return load_records(source)

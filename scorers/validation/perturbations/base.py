@@ -37,6 +37,8 @@ class PaperContext:
     universal_review: str | None = None
     level: Level = "review"
     seed: int = 0
+    domain: str = "peer_review"
+    """The judgment domain of the text (:mod:`scorers.domains`)."""
 
 
 class Perturbation(ABC):
@@ -56,6 +58,10 @@ class Perturbation(ABC):
     source: ClassVar[str]
     """Where the strategy comes from (paper and section), and whether its prompt is verbatim."""
     description: ClassVar[str]
+    domains: ClassVar[frozenset[str]] = frozenset({"peer_review"})
+    """The judgment domains the strategy applies to: most are written for reviews (sections,
+    verdicts, the abstract, review prompts); the rule-based ones that only cut, replace or append
+    text apply to every domain."""
     code: ClassVar[str] = ""
     """The strategy's letter in the Scoring Rules paper's Tables 4-5 (degradations: D, O, R, S,
     P, U; manipulations: M, N, H, P, S, R); variants the paper does not have carry a suffix

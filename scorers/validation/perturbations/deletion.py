@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from scorers.domains import DOMAINS
 from scorers.validation.perturbations.base import (
     Conversations,
     PaperContext,
@@ -19,8 +20,12 @@ MISSING_SENTENCE = "[There is one missing sentence]"
 """The gap marker of deletion & completion (GEM paper App. D.1.2)."""
 
 
+ALL_DOMAINS = frozenset(DOMAINS)
+
+
 class SentenceDeletion(Perturbation):
     name = "sentence_deletion"
+    domains = ALL_DOMAINS
     code = "S"
     kind = "degradation"
     source = "GEM paper App. D.1.1 (§4.2); GPPM paper §6.1; Scoring Rules paper App. A, Table 6"
@@ -46,6 +51,7 @@ class JudgmentDeletion(Perturbation):
 
 
 class RandomReplacement(Perturbation):
+    domains = ALL_DOMAINS
     name = "random_replacement"
     code = "R"
     kind = "degradation"

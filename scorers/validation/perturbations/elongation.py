@@ -134,6 +134,28 @@ FIXED_FILLER = (
 GEM paper's fillers (:data:`ELONGATION_FILLERS`)."""
 
 
+DOMAIN_FILLERS = {
+    "peer_review": FIXED_FILLER,
+    "summarization": (
+        "This summary gives an overview of the article and the events it reports. It aims to "
+        "convey the main information clearly and concisely, so that a reader can follow what "
+        "happened without reading the full text."
+    ),
+    "opinion_summarization": (
+        "This summary gives an overview of what guests say about the hotel. It aims to convey "
+        "the opinions they share clearly and concisely, so that a reader can form an impression "
+        "without reading every review."
+    ),
+    "qa": (
+        "This answer addresses the question that was asked. It aims to explain the matter "
+        "clearly and concisely, so that a reader can follow the reasoning without further "
+        "sources."
+    ),
+}
+"""The fixed filler of :class:`ElongationFixed` per domain (peer review: :data:`FIXED_FILLER`;
+the others written for this project in the same content-free style)."""
+
+
 class ElongationFixed(Perturbation):
     name = "elongation_fixed"
     code = "Mf"
@@ -147,5 +169,7 @@ class ElongationFixed(Perturbation):
         "(no LLM)."
     )
 
+    domains = frozenset(DOMAIN_FILLERS)
+
     def apply(self, text, *, other_text, answers, paper) -> str:
-        return f"{text.rstrip()}\n\n{FIXED_FILLER}"
+        return f"{text.rstrip()}\n\n{DOMAIN_FILLERS[paper.domain]}"

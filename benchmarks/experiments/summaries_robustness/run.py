@@ -1,0 +1,80 @@
+"""Degradations and manipulations on summaries (Scoring Rules paper Tables 4-5, the SummEval and
+SPACE columns) with the embedded SmolLM2-135M as evaluation LM and preprocessor: the rule-based
+strategies that apply to every domain (sentence deletion and random replacement within the
+dataset, which a metric should penalise; the fixed elongation, which it should not reward),
+each held-out human summary scored before and after against one other human summary.
+
+Data: ``../shared/data/summeval/summeval_60docs.jsonl`` and
+``../shared/data/space/space_dev_refs.jsonl`` as they are (MIT).
+
+    python -m benchmarks.experiments.summaries_robustness.run --summeval 20 --space 50
+
+Writes ``benchmarks/experiments/summaries_robustness/results/``: ``report.md`` and the CSVs of
+``gem-tasks report`` (the failure counts per dataset), ``timings.json``, ``manifest.json``; the
+logs go to ``results/logs/`` (not committed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from inspect_ai import eval as inspect_eval
+
+from benchmarks.common.manifest import Run
+from benchmarks.common.paths import SHARED_DATA
+from gem_tasks.analysis.report import write_report
+from gem_tasks.tasks.robustness import robustness
+
+HERE = Path(__file__).resolve().parent
+DATA = {
+    "summeval": SHARED_DATA / "summeval" / "summeval_60docs.jsonl",
+    "space": SHARED_DATA / "space" / "space_dev_refs.jsonl",
+}
+STRATEGIES = ("sentence_deletion", "random_replacement", "elongation_fixed")
+SCORERS = {
+    "summeval": "gem,gem_raw,gem_s,bleu,rouge_l,bertscore,bartscore_f1",
+    "space": "gem,gem_raw,bleu,rouge_l,bertscore,bartscore_f1",
+}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--summeval", type=int, default=20, help="SummEval articles scored")
+    parser.add_argument("--space", type=int, default=50, help="SPACE hotel aspects scored")
+    parser.add_argument("--scorer-lm", default="embedded")
+    parser.add_argument("--out", type=Path, default=HERE / "results")
+    args = parser.parse_args(argv)
+    missing = [str(p) for p in DATA.values() if not p.exists()]
+    if missing:
+        raise SystemExit(f"not found (the shared data is not in this checkout): {missing}")
+    provenance = Run(args.out, data=list(DATA.values()), settings=vars(args))
+    timings = {}
+    for name, limit in (("summeval", args.summeval), ("space", args.space)):
+        for strategy in STRATEGIES:
+            started = time.perf_counter()
+            [log] = inspect_eval(
+                robustness(
+                    perturbation=strategy,
+                    dataset=str(DATA[name]),
+                    scorers=SCORERS[name],
+                    references=1,
+                    scorer_lm=args.scorer_lm,
+                ),
+                model="none",
+                limit=limit,
+                log_dir=str(args.out / "logs"),
+                display="plain",
+            )
+            if log.status != "success":
+                raise SystemExit(f"{name} {strategy} failed: {log.error}")
+            timings[f"{name}/{strategy}"] = round(time.perf_counter() - started, 1)
+    (args.out / "timings.json").write_text(json.dumps(timings, indent=1) + "\n")
+    write_report([args.out / "logs"], args.out, progress=False)
+    provenance.finish()
+
+
+if __name__ == "__main__":
+    main()
