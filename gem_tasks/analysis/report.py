@@ -40,6 +40,8 @@ __all__ = [
 
 ROBUSTNESS_TASK = "gem_tasks/robustness"
 CORRELATION_TASK = "gem_tasks/correlation"
+RATED_TASKS = ("gem_tasks/summeval", "gem_tasks/judgments")
+"""Tasks whose ``candidates`` logs hold ``rating_spearman`` (ρ with human ratings per dimension)."""
 
 
 def _metric(score: object, name: str) -> float:
@@ -100,6 +102,8 @@ def read_validation_logs(
                         "log": path,
                     }
                 )
+        elif task_matches(task, RATED_TASKS):
+            continue  # read by read_rating_correlations
         elif task_matches(task, [CORRELATION_TASK]):
             for score in log.results.scores:
                 corr_rows.append(
@@ -382,6 +386,63 @@ def failure_codes_markdown(robust: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
+def read_rating_correlations(sources: Sequence[str | Path]) -> pd.DataFrame:
+    """One row per scorer and dataset from the summeval/judgments logs that scored existing
+    candidates against their human ratings: Spearman's ρ per rating dimension (``rho_<dim>``),
+    their mean and ρ with the mean rating, the newest log of each (scorer, dataset, evaluation
+    LM)."""
+    rows = []
+    for path in log_paths(sources):
+        log: EvalLog = read_eval_log(path, header_only=True)
+        if log.status != "success" or log.results is None:
+            continue
+        if not task_matches(log.eval.task, RATED_TASKS):
+            continue
+        for score in log.results.scores:
+            rhos = {k: v.value for k, v in score.metrics.items() if k.startswith("rho_")}
+            if not rhos:
+                continue
+            rows.append(
+                {
+                    "scorer": _scorer_name(score.name),
+                    "dataset": log.eval.dataset.name or "",
+                    "n": score.scored_samples,
+                    **rhos,
+                    "evaluation_lm": log.eval.task_args.get("scorer_lm"),
+                    "created": log.eval.created,
+                    "log": path,
+                }
+            )
+    return _keep_newest(pd.DataFrame(rows), ["scorer", "dataset", "evaluation_lm"], [])
+
+
+def rating_correlation_markdown(rated: pd.DataFrame) -> str:
+    """The Scoring Rules paper's Table 3 layout: per scorer, one column per dataset, the mean
+    of Spearman's ρ over the rating dimensions."""
+    if rated.empty:
+        return "_no logs of rated candidates (summeval or judgments with candidate=candidates)_\n"
+    datasets = sorted(rated["dataset"].unique())
+    lines = [
+        "| scorer | " + " | ".join(datasets) + " |",
+        "| --- |" + " --- |" * len(datasets),
+    ]
+    for scorer, group in rated.groupby("scorer", sort=True):
+        cells = []
+        for dataset in datasets:
+            part = group[group["dataset"] == dataset]
+            value = part["rho_mean_of_dimensions"].iloc[0] if len(part) else math.nan
+            cells.append(
+                "–" if not math.isfinite(value) else f"{value:+.3f} (n {part['n'].iloc[0]})"
+            )
+        lines.append(f"| {scorer} | " + " | ".join(cells) + " |")
+    note = (
+        "\nSpearman's ρ between each metric and the candidates' human ratings, the mean over the "
+        "rating dimensions (per-dimension values in ratings_correlation.csv); n: scored "
+        "candidates.\n"
+    )
+    return "\n".join(lines) + "\n" + note
+
+
 def correlation_table(corr: pd.DataFrame) -> str:
     """Markdown table of Spearman's ρ per scorer."""
     if corr.empty:
@@ -426,6 +487,7 @@ def write_report(
     sources = list(sources)
     expected = (ICLR_TASK,) if against else ()
     robust, corr = read_validation_logs(sources, progress=progress, expected=expected)
+    rated = read_rating_correlations(sources)
     correlations = []
     if against:
         from gem_tasks.analysis.leaderboard.compare import compare_logs
@@ -450,6 +512,9 @@ def write_report(
         _markdown_frame(failures) if not failures.empty else "_no robustness logs_\n",
         "## Correlation with human grades\n",
         correlation_table(corr),
+        "## Correlation with human ratings of existing candidates (Scoring Rules paper Table 3 "
+        "layout)\n",
+        rating_correlation_markdown(rated),
     ]
     for result in correlations:
         parts.append(re.sub(r"^#", "##", correlation_markdown(result), flags=re.MULTILINE))
@@ -460,11 +525,13 @@ def write_report(
         "robustness": out / "robustness.csv",
         "failures": out / "failures.csv",
         "correlation": out / "correlation.csv",
+        "ratings_correlation": out / "ratings_correlation.csv",
     }
     paths["markdown"].write_text("\n".join(parts), encoding="utf-8")
     robust.to_csv(paths["robustness"], index=False)
     failures.to_csv(paths["failures"], index=False)
     corr.to_csv(paths["correlation"], index=False)
+    rated.to_csv(paths["ratings_correlation"], index=False)
     for result in correlations:
         written = write_correlations(result, out)
         paths.update({f"{key}:{result.against}": path for key, path in written.items()})

@@ -182,3 +182,22 @@ def test_random_replacement_stays_within_the_group(tmp_path: Path):
     for sample in samples:
         assert sample.metadata["other_paper_id"][0] == sample.id[0]  # same group
         assert sample.metadata["other_paper_id"] != sample.id
+
+
+def test_the_report_prints_the_rating_correlation_per_dataset(tmp_path: Path):
+    from gem_tasks.analysis.report import write_report
+
+    [log] = run_eval(
+        judgments(dataset=str(items_file(tmp_path)), candidate="candidates", scorers="rouge_l"),
+        model="mockllm/model",
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
+    paths = write_report([tmp_path / "logs"], tmp_path / "report", progress=False)
+    text = paths["markdown"].read_text()
+    section = text.split("Table 3 layout)")[1]
+    rho = log.results.scores[0].metrics["rho_mean_of_dimensions"].value
+    assert f"| rouge_l | {rho:+.3f} (n 9) |" in section
+    assert "items" in section.splitlines()[2]  # the dataset's column
+    rated = __import__("pandas").read_csv(paths["ratings_correlation"])
+    assert rated["rho_overall"].tolist() == pytest.approx([1.0])
