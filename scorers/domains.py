@@ -15,6 +15,7 @@ domain does not have (never falling back to the peer-review wording silently).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 import prompts
 from scorers.errors import GemTasksError
@@ -106,6 +107,7 @@ def domain(name: str | None) -> Domain:
     return DOMAINS[key]
 
 
+@cache  # asked for every scoring request: the shipped templates do not change while running
 def template(domain_name: str | None, name: str) -> str:
     """The template ``name`` (``<family>/<name>``) in the wording of ``domain_name``.
 

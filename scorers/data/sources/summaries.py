@@ -90,8 +90,10 @@ def summeval_records(path: str | Path) -> list[PaperRecord]:
     """SummEval's articles as summarisation records (references: the human summaries;
     candidates: the systems' summaries with their experts' mean ratings per dimension), from
     the shared file or the original release (detected by its fields)."""
-    path = Path(path)
-    rows = _rows(path)
+    return _summeval(_rows(Path(path)))
+
+
+def _summeval(rows: list[tuple[str, Any]]) -> list[PaperRecord]:
     if rows and isinstance(rows[0][1], dict) and "systems" in rows[0][1]:
         return [
             _summeval_record(
@@ -137,8 +139,12 @@ def space_records(path: str | Path) -> list[PaperRecord]:
     """SPACE's human summaries as opinion-summarisation records, one per hotel and aspect: the
     three summaries are the human reports (one held out as the candidate, the others the
     references); there is no input text, so no synopsis."""
+    return _space(_rows(Path(path)))
+
+
+def _space(rows: list[tuple[str, Any]]) -> list[PaperRecord]:
     records = []
-    for where, raw in _rows(Path(path)):
+    for where, raw in rows:
         row = _require(raw, ("entity_id", "summaries"), where)
         for aspect, summaries in sorted(row["summaries"].items()):
             records.append(
@@ -166,8 +172,12 @@ def lfqa_e_records(path: str | Path) -> list[PaperRecord]:
     human report, and the two compared answers (``student_answer_*``, ``model_answer_*``: the
     fields its ``<a>_vs_<b>`` key names) candidates rated by the human preference (1 for the
     answer the key's value names, 0 for the other)."""
+    return _lfqa_e(_rows(Path(path)))
+
+
+def _lfqa_e(rows: list[tuple[str, Any]]) -> list[PaperRecord]:
     records = []
-    for where, raw in _rows(Path(path)):
+    for where, raw in rows:
         row = _require(raw, ("id", "question", "Concise_Reference"), where)
         comparisons = [k for k in row if "_vs_" in k]
         if len(comparisons) != 1:
@@ -203,34 +213,58 @@ def lfqa_e_records(path: str | Path) -> list[PaperRecord]:
     return records
 
 
+def _converter(rows: list[tuple[str, Any]]):
+    """The converter for rows of SummEval, SPACE or LFQA-E (by the first row's fields), or
+    None for rows of another shape."""
+    first = rows[0][1] if rows and isinstance(rows[0][1], dict) else {}
+    if "systems" in first or "model_id" in first:
+        return _summeval
+    if "entity_id" in first:
+        return _space
+    if "Concise_Reference" in first:
+        return _lfqa_e
+    return None
+
+
 def summary_records(path: str | Path) -> list[PaperRecord]:
     """Any of the three files, recognised by its first row's fields."""
     path = Path(path)
     rows = _rows(path)
     if not rows:
         raise RecordError(f"{path}: no records")
-    first = rows[0][1] if isinstance(rows[0][1], dict) else {}
-    if "systems" in first or "model_id" in first:
-        return summeval_records(path)
-    if "entity_id" in first:
-        return space_records(path)
-    if "Concise_Reference" in first:
-        return lfqa_e_records(path)
-    raise RecordError(
-        f"{rows[0][0]}: not a SummEval, SPACE or LFQA-E row (fields {sorted(first)[:8]})"
-    )
+    convert = _converter(rows)
+    if convert is None:
+        first = rows[0][1] if isinstance(rows[0][1], dict) else {}
+        raise RecordError(
+            f"{rows[0][0]}: not a SummEval, SPACE or LFQA-E row (fields {sorted(first)[:8]})"
+        )
+    return convert(rows)
 
 
 def load_judgment_records(source: str | Path) -> list[PaperRecord]:
     """Records from canonical or generic JSONL/parquet (:func:`load_records`), or from a
-    SummEval, SPACE or LFQA-E file as it is (recognised by its fields)."""
+    SummEval, SPACE or LFQA-E file as it is (recognised by its first row's fields; the file is
+    read once)."""
     from scorers.data.records import load_records
 
     path = Path(str(source))
-    if path.is_file():
-        try:
+    if path.is_file() and path.suffix in (".jsonl", ".json"):
+        if _converter(_first_row(path)) is not None:
             return summary_records(path)
-        except RecordError as error:
-            if "not a SummEval, SPACE or LFQA-E row" not in str(error):
-                raise
     return load_records(source)
+
+
+def _first_row(path: Path) -> list[tuple[str, Any]]:
+    """The first record of a JSONL file (read up to its first non-blank line), or every record
+    of a JSON list (LFQA-E's files are small); [] when the first line is not JSON (the loader
+    of record then names the error)."""
+    if path.suffix == ".json":
+        return _rows(path)
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if line.strip():
+                try:
+                    return [(f"{path}:{number}", json.loads(line))]
+                except json.JSONDecodeError:
+                    return []
+    return []
