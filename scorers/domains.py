@@ -20,9 +20,22 @@ from functools import cache
 import prompts
 from scorers.errors import GemTasksError
 
-__all__ = ["DOMAINS", "PEER_REVIEW", "Domain", "DomainError", "domain", "template"]
+__all__ = [
+    "DOMAINS",
+    "LEAD_SENTENCES",
+    "PEER_REVIEW",
+    "Domain",
+    "DomainError",
+    "domain",
+    "domains_with",
+    "template",
+]
 
 PEER_REVIEW = "peer_review"
+
+LEAD_SENTENCES = 2
+"""How many opening sentences of an article make its lead (the weak context of a summary's
+surface report)."""
 
 
 class DomainError(GemTasksError, ValueError):
@@ -46,6 +59,12 @@ class Domain:
             which Beyond Rating's field metrics need.
         has_rating: whether a report states a rating of the input (peer review: the venue's
             scale).
+        weak_context: what a surface report is written from (Scoring Rules paper App. A,
+            Table 6: "regenerate from weak context only"): ``abstract`` (the paper's abstract),
+            ``lead`` (the article's first :data:`LEAD_SENTENCES` sentences: SummEval's
+            CNN/DailyMail articles carry no headline, so the lead stands for "headline + lead
+            paragraph"), ``title`` (what the item is about: SPACE's aspect, as the shared file
+            has no input reviews) or ``question`` (the question, stored as the synopsis).
     """
 
     name: str
@@ -53,6 +72,7 @@ class Domain:
     report: str
     synopsis: str | None
     statement_prefix: str
+    weak_context: str
     sections: bool = False
     has_rating: bool = False
 
@@ -71,6 +91,7 @@ DOMAINS: dict[str, Domain] = {
             report="review",
             synopsis="abstract",
             statement_prefix="The reviewer",
+            weak_context="abstract",
             sections=True,
             has_rating=True,
         ),
@@ -80,6 +101,7 @@ DOMAINS: dict[str, Domain] = {
             report="summary",
             synopsis="article",
             statement_prefix="The summary states that",
+            weak_context="lead",
         ),
         Domain(
             "opinion_summarization",
@@ -87,6 +109,7 @@ DOMAINS: dict[str, Domain] = {
             report="summary",
             synopsis=None,
             statement_prefix="The summary states that",
+            weak_context="title",
         ),
         Domain(
             "qa",
@@ -94,6 +117,7 @@ DOMAINS: dict[str, Domain] = {
             report="answer",
             synopsis="question",
             statement_prefix="The answer states that",
+            weak_context="question",
         ),
     )
 }
@@ -122,3 +146,10 @@ def template(domain_name: str | None, name: str) -> str:
             f"(expected prompts/{resolved}.jinja)"
         )
     return resolved
+
+
+def domains_with(name: str) -> frozenset[str]:
+    """The domains that have a version of the template ``name`` (``<family>/<name>``): what an
+    LLM-based strategy or metric whose wording is domain-specific applies to."""
+    available = set(prompts.available())
+    return frozenset(d.name for d in DOMAINS.values() if f"{d.prompt_set}{name}" in available)

@@ -17,6 +17,7 @@ import re
 from collections.abc import Sequence
 
 import prompts
+from scorers.domains import template
 from scorers.lm.asking import ReplyError
 from scorers.lm.base import ChatMessage, GenerationSettings
 
@@ -49,19 +50,26 @@ code decides: it is what their reported numbers were computed with."""
 
 
 def likelihood_messages(
-    candidate: str, statements: Sequence[str], *, synopsis: str | None = None
+    candidate: str,
+    statements: Sequence[str],
+    *,
+    synopsis: str | None = None,
+    domain: str | None = None,
 ) -> list[ChatMessage]:
     """GPPM App. D.3: the candidate as the initial comments, ``statements`` numbered as the
-    additional comments; ``synopsis`` (an abstract), or None for the placeholder
-    :data:`NOT_GIVEN`. An empty synopsis is a ``ValueError``: a caller that wants the abstract
-    checks that the paper has one (an empty abstract must not silently become the
-    placeholder)."""
+    additional comments; ``synopsis`` (an abstract; in other domains the article or the
+    question), or None for the placeholder :data:`NOT_GIVEN`. An empty synopsis is a
+    ``ValueError``: a caller that wants the abstract checks that the paper has one (an empty
+    abstract must not silently become the placeholder). ``domain`` picks the wording
+    (:func:`scorers.domains.template`: peer review is App. D.3 verbatim, the other domains have
+    their own copies under ``prompts/domains/<domain>/gppm/``)."""
     if not statements:
         raise ValueError("a likelihood question needs at least one statement")
     if synopsis is not None and not synopsis.strip():
         raise ValueError("an empty synopsis: pass None for the placeholder")
     return _conversation(
         "judgment",
+        domain,
         synopsis=NOT_GIVEN if synopsis is None else synopsis,
         candidate=candidate,
         statements="\n".join(
@@ -70,10 +78,13 @@ def likelihood_messages(
     )
 
 
-def _conversation(name: str, **variables: object) -> list[ChatMessage]:
+def _conversation(name: str, domain: str | None, **variables: object) -> list[ChatMessage]:
     return [
-        {"role": "system", "content": prompts.render(f"gppm/{name}_system")},
-        {"role": "user", "content": prompts.render(f"gppm/{name}_user", **variables)},
+        {"role": "system", "content": prompts.render(template(domain, f"gppm/{name}_system"))},
+        {
+            "role": "user",
+            "content": prompts.render(template(domain, f"gppm/{name}_user"), **variables),
+        },
     ]
 
 

@@ -536,3 +536,48 @@ def test_a_pair_one_paper_decides_is_marked(tmp_path):
     assert "‡: one paper carries at least 50%" in markdown
     other = next(row for row in markdown.splitlines() if row.startswith("| openai/x | openai/z |"))
     assert "‡" not in other
+
+
+def test_rated_systems_are_rows_beside_their_expert_ratings(tmp_path):
+    """SummEval at the system level: one `candidate=candidates` log gives one leaderboard row per
+    system, the experts' ratings (per dimension and their mean) ranked beside the metrics, and
+    `--against rating_mean` correlates each metric with the mean rating across the 16 systems."""
+    from inspect_ai import eval as inspect_eval
+
+    from gem_tasks.analysis.leaderboard.correlate import correlate
+    from gem_tasks.tasks.samples import SUMMEVAL_DEMO
+    from gem_tasks.tasks.summeval import summeval
+    from scorers.data.sources.summaries import load_judgment_records
+    from scorers.validation.statistics import spearman
+
+    [log] = inspect_eval(
+        summeval(candidate="candidates", scorers="rouge_l"),
+        model="none",
+        log_dir=str(tmp_path),
+        display="none",
+    )
+    assert log.status == "success"
+    board = compare_logs([tmp_path], progress=False)
+    table = board.table
+    rouge = table[table["metric"] == "rouge_l"].set_index("model")
+    rating = table[table["metric"] == "rating_mean"].set_index("model")
+    records = load_judgment_records(SUMMEVAL_DEMO)
+    systems = sorted({c.id for r in records for c in r.candidates})
+    assert len(systems) == 16 and sorted(rouge.index) == sorted(f"system:{s}" for s in systems)
+    assert set(rouge["scored"]) == {len(records)}  # each system over the same 3 articles
+    # the mean rating of a system: its summaries' mean over the four dimensions, averaged
+    for system in systems:
+        per_article = [
+            sum(c.ratings.values()) / len(c.ratings)
+            for r in records
+            for c in r.candidates
+            if c.id == system
+        ]
+        expected = sum(per_article) / len(per_article)
+        assert rating.loc[f"system:{system}", "mean"] == pytest.approx(expected)
+    result = correlate(board, "rating_mean")
+    row = result.table[result.table["metric"] == "rouge_l"].iloc[0]
+    assert row["models"] == 16
+    x = [rouge.loc[f"system:{s}", "mean"] for s in systems]
+    y = [rating.loc[f"system:{s}", "mean"] for s in systems]
+    assert row["spearman_rho"] == pytest.approx(spearman(x, y)[0])

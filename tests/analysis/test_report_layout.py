@@ -14,7 +14,7 @@ ROWS = [
     ("gem", "ICLR26", "opinion_flip", -0.44, 0.09),
     ("gem", "ICLR26", "random_replacement", -1.82, 0.18),
     ("gem", "ICLR26", "sentence_deletion", -0.70, 0.07),
-    ("gem", "ICLR26", "abstract_only", -0.02, 0.14),
+    ("gem", "ICLR26", "surface_report", -0.02, 0.14),
     ("gem", "ICLR26", "ultra_concise", -1.43, 0.13),
     ("gem", "ICLR26", "meaningless_elongation", 0.00, 0.02),
     ("gem", "ICLR26", "negative_shift", 0.29, 0.08),
@@ -25,7 +25,7 @@ ROWS = [
     ("tvd_mi", "MedAESQA", "deletion_completion", 0.19, 0.14),
     ("tvd_mi", "MedAESQA", "random_replacement", -3.00, 0.21),
     ("tvd_mi", "MedAESQA", "sentence_deletion", -0.03, 0.15),
-    ("tvd_mi", "MedAESQA", "abstract_only", -0.02, 0.19),
+    ("tvd_mi", "MedAESQA", "surface_report", -0.02, 0.19),
     ("tvd_mi", "MedAESQA", "ultra_concise", 0.34, 0.17),
     ("tvd_mi", "MedAESQA", "meaningless_elongation", 0.05, 0.12),
 ]

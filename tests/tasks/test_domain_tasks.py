@@ -139,8 +139,8 @@ def test_robustness_runs_the_strategies_that_fit_a_domain_and_refuses_the_others
     from gem_tasks.tasks.samples import SPACE_DEMO, SUMMEVAL_DEMO
     from scorers.validation.perturbations.elongation import DOMAIN_FILLERS
 
-    with pytest.raises(ValueError, match="'rephrase' is written for peer_review"):
-        robustness(perturbation="rephrase", dataset=str(SUMMEVAL_DEMO), scorers="bleu")
+    with pytest.raises(ValueError, match="'opinion_flip' is written for peer_review"):
+        robustness(perturbation="opinion_flip", dataset=str(SUMMEVAL_DEMO), scorers="bleu")
     with pytest.raises(MetricError, match="gem_s applies to"):
         robustness(perturbation="sentence_deletion", dataset=str(SPACE_DEMO), scorers="gem_s")
     [log] = run_eval(
@@ -158,6 +158,98 @@ def test_robustness_runs_the_strategies_that_fit_a_domain_and_refuses_the_others
     perturbed = log.samples[0].metadata["perturbed"]
     assert perturbed.endswith(DOMAIN_FILLERS["summarization"])
     assert "review" not in DOMAIN_FILLERS["summarization"]
+
+
+def test_a_perturbation_that_changes_nothing_is_unscored_with_why(tmp_path: Path):
+    """Sentence deletion keeps a one-sentence answer whole: the pair would test nothing, so it
+    is unscored with the reason, never scored as a zero difference."""
+    from gem_tasks.tasks.robustness import robustness
+
+    [log] = run_eval(
+        robustness(
+            perturbation="sentence_deletion",
+            dataset=str(items_file(tmp_path)),
+            scorers="rouge_l",
+            references=1,
+        ),
+        model="none",
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
+    assert log.status == "success", log.error
+    assert len(log.samples) == 3
+    for sample in log.samples:
+        score = sample.scores["rouge_l_paired"]
+        assert math.isnan(score.value)
+        assert score.metadata["unscored_reason"] == "'sentence_deletion' left the text unchanged"
+
+
+def test_a_reply_that_does_not_do_what_was_asked_is_unscored_with_why(tmp_path: Path):
+    """A chatty completion that loses the kept sentences is no deletion & completion of the
+    summary: the pair is unscored with the reason, and the run goes on."""
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
+    from gem_tasks.tasks.robustness import robustness
+    from gem_tasks.tasks.samples import SUMMEVAL_DEMO
+
+    chatty = ModelOutput.from_content("mockllm/model", "Here is the summary you asked for.")
+    chatty.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)  # no tokenizer
+    [log] = run_eval(
+        robustness(
+            perturbation="deletion_completion",
+            dataset=str(SUMMEVAL_DEMO),
+            scorers="rouge_l",
+            references=1,
+        ),
+        model=get_model("mockllm/model", custom_outputs=[chatty] * 2),
+        limit=2,
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
+    assert log.status == "success", log.error
+    for sample in log.samples:
+        score = sample.scores["rouge_l_paired"]
+        assert math.isnan(score.value)
+        assert "completion lost" in score.metadata["unscored_reason"]
+        assert sample.metadata["llm_outputs"] == {"completion": chatty.completion}
+
+
+@pytest.mark.slow
+def test_an_llm_strategy_rewrites_a_summary_in_the_summary_wording(tmp_path: Path):
+    """Ultra-concise compression on SummEval with the embedded model: the summary prompt is
+    asked (its cap in words), the reply is the perturbed text, both are scored."""
+    from gem_tasks.tasks.robustness import robustness
+    from gem_tasks.tasks.samples import SUMMEVAL_DEMO
+
+    [log] = run_eval(
+        robustness(
+            perturbation="ultra_concise",
+            dataset=str(SUMMEVAL_DEMO),
+            scorers="rouge_l",
+            references=1,
+        ),
+        model="smollm2/embedded",
+        limit=2,
+        max_tokens=48,
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
+    assert log.status == "success", log.error
+    from inspect_ai.log import resolve_sample_attachments
+
+    for sample in map(resolve_sample_attachments, log.samples):
+        [event] = [e for e in sample.events if e.event == "model"]
+        assert "You are given a summary of a news article" in event.input[0].text
+        assert event.input[1].text == sample.metadata["original"]
+        perturbed = sample.metadata["perturbed"]
+        assert perturbed == sample.metadata["llm_outputs"]["rewrite"].strip()
+        score = sample.scores["rouge_l_paired"]
+        if " ".join(perturbed.split()) == " ".join(sample.metadata["original"].split()):
+            # the 135M model often echoes the summary: a pair that tests nothing is unscored
+            assert math.isnan(score.value)  # Inspect's unscored value
+            assert "left the text unchanged" in score.metadata["unscored_reason"]
+        else:
+            assert math.isfinite(score.value["before"]) and math.isfinite(score.value["after"])
 
 
 def test_random_replacement_stays_within_the_group(tmp_path: Path):

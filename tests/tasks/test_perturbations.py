@@ -16,6 +16,7 @@ from scorers.validation.perturbations import (
     MISSING_SENTENCE,
     PERTURB_SETTINGS,
     PERTURBATIONS,
+    PaperContext,
     apply_perturbation,
     llm_requests,
     run_perturbation,
@@ -201,7 +202,7 @@ RULE_BASED = {
     "sentence_deletion", "judgment_deletion", "random_replacement", "elongation_fixed", *GAMING,
 }  # fmt: skip
 REWRITES = {"rephrase", "rephrase_reorganize", "ultra_concise", *WRITTEN_PROMPTS}
-LLM_BASED = {"deletion_completion", "abstract_only", "meaningless_elongation", *REWRITES}
+LLM_BASED = {"deletion_completion", "surface_report", "meaningless_elongation", *REWRITES}
 
 
 def system_user(conversation: list[dict[str, str]]) -> tuple[str, str]:
@@ -218,7 +219,7 @@ def test_every_strategy_is_specified_and_tested():
         assert spec.name == name and spec.source and spec.description
         assert spec.expected == ("decrease" if spec.kind == "degradation" else "no_increase")
         assert spec.uses_llm == (name in LLM_BASED)
-        requests = llm_requests(name, TOY, abstract="An abstract.")
+        requests = llm_requests(name, TOY, paper=PaperContext(abstract="An abstract."))
         assert bool(requests) == spec.uses_llm
 
 
@@ -236,7 +237,7 @@ def test_every_strategy_is_its_own_class():
 def test_classification_follows_the_papers():
     degradations = {
         "sentence_deletion", "judgment_deletion", "random_replacement", "deletion_completion",
-        "abstract_only", "ultra_concise", "opinion_flip",
+        "surface_report", "ultra_concise", "opinion_flip",
     }  # fmt: skip
     assert {n for n, s in PERTURBATIONS.items() if s.kind == "degradation"} == degradations
     assert {n for n, s in PERTURBATIONS.items() if s.level == "judgments"} == {"judgment_deletion"}
@@ -359,7 +360,7 @@ def test_rule_based_strategies_ignore_llm_arguments():
     for name in ("sentence_deletion", "judgment_deletion"):
         plain = apply_perturbation(name, TOY)
         assert apply_perturbation(name, TOY, other_text="x", llm_outputs={"a": "b"}) == plain
-        assert llm_requests(name, TOY, abstract="An abstract.") == {}
+        assert llm_requests(name, TOY, paper=PaperContext(abstract="An abstract.")) == {}
 
 
 # --------------------------------------------------------------------------- LLM-based
@@ -380,19 +381,20 @@ def test_deletion_completion_masks_every_other_sentence_then_asks_to_complete():
         )
 
 
-def test_abstract_only_writes_from_the_abstract():
+def test_surface_report_writes_from_the_abstract():
     abstract = "We propose {{ X }}, a method."
-    [(key, conversation)] = llm_requests("abstract_only", TOY, abstract=abstract).items()
-    assert key == "review"
+    paper = PaperContext(abstract=abstract)
+    [(key, conversation)] = llm_requests("surface_report", TOY, paper=paper).items()
+    assert key == "report"
     assert system_user(conversation) == (ABSTRACT_REVIEW, abstract)
     answer = "Summary Of The Paper:\n\nThe paper proposes X.\n"
-    assert apply_perturbation("abstract_only", TOY, llm_outputs={"review": answer}) == (
+    assert apply_perturbation("surface_report", TOY, llm_outputs={"report": answer}) == (
         answer.strip()
     )
-    with pytest.raises(ValueError, match="needs the paper's abstract"):
-        llm_requests("abstract_only", TOY)
-    with pytest.raises(ValueError, match="needs the paper's abstract"):
-        llm_requests("abstract_only", TOY, abstract=" ")
+    with pytest.raises(ValueError, match="needs the abstract of the peer_review item"):
+        llm_requests("surface_report", TOY)
+    with pytest.raises(ValueError, match="needs the abstract of the peer_review item"):
+        llm_requests("surface_report", TOY, paper=PaperContext(abstract=" "))
 
 
 def test_rephrase_uses_the_gem_prompt():
@@ -487,7 +489,7 @@ def test_texts_are_variables_never_template_source():
 
 @pytest.mark.parametrize("name", sorted(LLM_BASED))
 def test_llm_answers_are_required(name):
-    keys = list(llm_requests(name, TOY, abstract="An abstract."))
+    keys = list(llm_requests(name, TOY, paper=PaperContext(abstract="An abstract.")))
     with pytest.raises(ValueError, match="needs the LLM's answer"):
         apply_perturbation(name, TOY)
     with pytest.raises(ValueError, match="needs the LLM's answer"):
@@ -505,7 +507,7 @@ def test_unknown_names_and_empty_texts():
         with pytest.raises(ValueError, match="text to perturb is empty"):
             apply_perturbation(name, " \n", other_text=TOY, llm_outputs={})
         with pytest.raises(ValueError, match="text to perturb is empty"):
-            llm_requests(name, "", abstract="An abstract.")
+            llm_requests(name, "", paper=PaperContext(abstract="An abstract."))
 
 
 def test_run_perturbation_batches_the_requests():
@@ -547,7 +549,7 @@ def test_letter_codes_are_the_scoring_rules_papers():
     codes = {n: s.code for n, s in PERTURBATIONS.items() if s.kind != "gaming"}
     assert codes == {
         "sentence_deletion": "S", "judgment_deletion": "J", "random_replacement": "R",
-        "deletion_completion": "D", "abstract_only": "P", "ultra_concise": "U",
+        "deletion_completion": "D", "surface_report": "P", "ultra_concise": "U",
         "opinion_flip": "O", "rephrase": "R", "meaningless_elongation": "M",
         "positive_shift": "P", "negative_shift": "N", "hedged_shift": "H", "strong_shift": "S",
         "rephrase_reorganize": "Rr", "elongation_fixed": "Mf",
@@ -555,3 +557,87 @@ def test_letter_codes_are_the_scoring_rules_papers():
     for kind in ("degradation", "manipulation"):
         kind_codes = [s.code for s in PERTURBATIONS.values() if s.kind == kind]
         assert len(kind_codes) == len(set(kind_codes))  # unique within a table
+
+
+# --------------------------------------------------------------------------- other domains
+
+ARTICLE = (
+    "( CNN ) A judge ordered Stiviano to pay back $ 2.6 million . She denied wrongdoing .\n"
+    "Her lawyer said e.g. an appeal is planned . The family was pleased ."
+)
+SUMMARY = "Stiviano must pay back $ 2.6 million. Her lawyer plans an appeal. The family won."
+
+
+def test_surface_report_takes_each_domains_weak_context():
+    """Summaries are written from the article's first two sentences (SummEval has no
+    headline), opinion summaries from the aspect (the title), answers from the question."""
+    cases = {
+        "summarization": (
+            PaperContext(abstract=ARTICLE, domain="summarization"),
+            "( CNN ) A judge ordered Stiviano to pay back $ 2.6 million . She denied wrongdoing .",
+            "opening sentences of a news article",
+        ),
+        "opinion_summarization": (
+            PaperContext(title="cleanliness", domain="opinion_summarization"),
+            "cleanliness",
+            "one aspect of a hotel",
+        ),
+        "qa": (
+            PaperContext(abstract="Why is the sky blue?", domain="qa"),
+            "Why is the sky blue?",
+            "Answer the following question",
+        ),
+    }
+    for domain, (paper, context, wording) in cases.items():
+        [(key, conversation)] = llm_requests("surface_report", SUMMARY, paper=paper).items()
+        system, user = system_user(conversation)
+        assert key == "report" and user == context, domain
+        assert wording in system and "peer review" not in system, domain
+    with pytest.raises(ValueError, match="needs the title of the opinion_summarization item"):
+        llm_requests("surface_report", SUMMARY, paper=PaperContext(domain="opinion_summarization"))
+
+
+@pytest.mark.parametrize("domain", ["summarization", "opinion_summarization", "qa"])
+def test_rewrites_speak_the_domains_words(domain):
+    """D, U, rephrase and its reorganising variant have a version per domain that never speaks
+    of peer review; the cap and the masked text are the same as for reviews."""
+    paper = PaperContext(domain=domain)
+    noun = "answer" if domain == "qa" else "summary"
+    for name in ("deletion_completion", "ultra_concise", "rephrase", "rephrase_reorganize"):
+        assert domain in PERTURBATIONS[name].domains
+        [conversation] = llm_requests(name, SUMMARY, paper=paper).values()
+        system, user = system_user(conversation)
+        assert noun in system and "peer review" not in system, (domain, name)
+        if name == "deletion_completion":
+            masked = f"Stiviano must pay back $ 2.6 million. {MISSING_SENTENCE} The family won."
+            assert user == masked
+        else:
+            assert user == SUMMARY
+    system, _ = system_user(llm_requests("ultra_concise", SUMMARY, paper=paper)["rewrite"])
+    assert "at most 2 words" in system  # ceil(15 / 10)
+
+
+def test_a_strategy_without_the_domains_prompt_is_refused():
+    from scorers.domains import DomainError
+
+    assert PERTURBATIONS["opinion_flip"].domains == {"peer_review"}
+    assert PERTURBATIONS["hedged_shift"].domains == {"peer_review", "qa"}
+    with pytest.raises(DomainError, match="summarization domain has no prompt 'perturb/opinion"):
+        llm_requests("opinion_flip", SUMMARY, paper=PaperContext(domain="summarization"))
+
+
+def test_a_completion_must_keep_the_sentences_it_was_given():
+    """GEM App. D.1.2 asks to complete the gaps "while keeping all its existing sentences": a
+    reply that drops or rewrites a kept sentence is not this text completed, and says so."""
+    from scorers.validation.perturbations import PerturbationReplyError
+    from scorers.validation.perturbations.segmentation import kept_sentences
+
+    assert kept_sentences(SUMMARY) == ["Stiviano must pay back $ 2.6 million.", "The family won."]
+    kept = "Stiviano must pay back $2.6 million. It was a long case. The family  won."
+    outputs = {"completion": kept}
+    assert apply_perturbation("deletion_completion", SUMMARY, llm_outputs=outputs) == kept
+    chatty = "Here is the summary: The family won. It was a long case."
+    with pytest.raises(PerturbationReplyError, match="lost 1 of the kept sentences"):
+        apply_perturbation("deletion_completion", SUMMARY, llm_outputs={"completion": chatty})
+    with pytest.raises(PerturbationReplyError, match="is empty"):
+        apply_perturbation("surface_report", SUMMARY, llm_outputs={"report": " "})

@@ -1,8 +1,12 @@
 """Degradations and manipulations on summaries (Scoring Rules paper Tables 4-5, the SummEval and
-SPACE columns) with the embedded SmolLM2-135M as evaluation LM and preprocessor: the rule-based
-strategies that apply to every domain (sentence deletion and random replacement within the
-dataset, which a metric should penalise; the fixed elongation, which it should not reward),
-each held-out human summary scored before and after against one other human summary.
+SPACE columns) with the embedded SmolLM2-135M as evaluation LM and preprocessor: the strategies
+that apply to summaries, each held-out human summary scored before and after against one other
+human summary. Rule-based: sentence deletion and random replacement within the dataset (a metric
+should penalise them), the fixed elongation (it should not reward it). LLM-based, written by the
+perturbation model (``--model``, default the embedded SmolLM2-135M): deletion & completion, the
+surface report (from the article's lead; for SPACE from the aspect), ultra-concise compression
+(degradations) and rephrasing (a manipulation). A pair whose perturbation left the text
+unchanged (the 135M model often echoes it) is unscored with that reason and counted.
 
 Data: ``../shared/data/summeval/summeval_60docs.jsonl`` and
 ``../shared/data/space/space_dev_refs.jsonl`` as they are (MIT).
@@ -27,13 +31,22 @@ from benchmarks.common.manifest import Run
 from benchmarks.common.paths import SHARED_DATA
 from gem_tasks.analysis.report import write_report
 from gem_tasks.tasks.robustness import robustness
+from scorers.validation.perturbations import PERTURBATIONS
 
 HERE = Path(__file__).resolve().parent
 DATA = {
     "summeval": SHARED_DATA / "summeval" / "summeval_60docs.jsonl",
     "space": SHARED_DATA / "space" / "space_dev_refs.jsonl",
 }
-STRATEGIES = ("sentence_deletion", "random_replacement", "elongation_fixed")
+STRATEGIES = (
+    "sentence_deletion",
+    "random_replacement",
+    "elongation_fixed",
+    "deletion_completion",
+    "surface_report",
+    "ultra_concise",
+    "rephrase",
+)
 SCORERS = {
     "summeval": "gem,gem_raw,gem_s,bleu,rouge_l,bertscore,bartscore_f1",
     "space": "gem,gem_raw,bleu,rouge_l,bertscore,bartscore_f1",
@@ -45,6 +58,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--summeval", type=int, default=20, help="SummEval articles scored")
     parser.add_argument("--space", type=int, default=50, help="SPACE hotel aspects scored")
     parser.add_argument("--scorer-lm", default="embedded")
+    parser.add_argument(
+        "--model",
+        default="smollm2/embedded",
+        help="the perturbation model (an Inspect model) for the LLM-based strategies",
+    )
+    parser.add_argument(
+        "--max-tokens", type=int, default=256, help="the perturbation model's reply limit"
+    )
+    parser.add_argument(
+        "--strategies", default=",".join(STRATEGIES), help="comma-separated strategies to run"
+    )
     parser.add_argument("--out", type=Path, default=HERE / "results")
     args = parser.parse_args(argv)
     missing = [str(p) for p in DATA.values() if not p.exists()]
@@ -53,7 +77,7 @@ def main(argv: list[str] | None = None) -> None:
     provenance = Run(args.out, data=list(DATA.values()), settings=vars(args))
     timings = {}
     for name, limit in (("summeval", args.summeval), ("space", args.space)):
-        for strategy in STRATEGIES:
+        for strategy in args.strategies.split(","):
             started = time.perf_counter()
             [log] = inspect_eval(
                 robustness(
@@ -63,7 +87,8 @@ def main(argv: list[str] | None = None) -> None:
                     references=1,
                     scorer_lm=args.scorer_lm,
                 ),
-                model="none",
+                model=args.model if PERTURBATIONS[strategy].uses_llm else "none",
+                max_tokens=args.max_tokens,
                 limit=limit,
                 log_dir=str(args.out / "logs"),
                 display="plain",

@@ -44,10 +44,23 @@ HUMAN_LABEL = "human (held-out review)"
 
 ICLR_TASK = "gem_tasks/iclr"
 REVIEW_QUALITY_TASK = "gem_tasks/review_quality"
-LEADERBOARD_TASKS = (ICLR_TASK, REVIEW_QUALITY_TASK)
+LEADERBOARD_TASKS = (
+    ICLR_TASK,
+    REVIEW_QUALITY_TASK,
+    "gem_tasks/summeval",
+    "gem_tasks/space",
+    "gem_tasks/judgments",
+)
 """The tasks whose logs the leaderboard ranks by default: GRE-bench's reviews (GEM and the
-baselines) and Beyond Rating's structured reviews. The same metric computed on both tasks'
-reviews lands in separate signature groups (their signatures gain ``task``)."""
+baselines), Beyond Rating's structured reviews, and the other domains' judgment tasks. The same
+metric computed on two tasks' reports lands in separate signature groups (their signatures gain
+``task``)."""
+
+RATING_PREFIX = "rating_"
+"""Metric name prefix of the human ratings that travel with rated candidates (SummEval's expert
+ratings): ``rating_<dimension>`` and ``rating_mean`` (the mean over the dimensions), shown as
+leaderboard rows beside the metrics, so ``--against rating_mean`` ranks the metrics by how well
+they order the rated systems."""
 
 _SLIM_SAMPLE = {"events", "messages", "store", "attachments"}
 
@@ -173,6 +186,11 @@ def _read_log(path: str, header: EvalLog, notes: list[str]) -> list[dict[str, An
     rows: list[dict[str, Any]] = []
     for summary in read_eval_log_sample_summaries(path):
         sample = {**base, "paper": str(summary.id), "epoch": summary.epoch}
+        meta = summary.metadata or {}
+        system = _existing_candidate(meta)
+        if system is not None:  # a rated system's report: the system is the row
+            sample.update(entry=system, paper=str(meta.get("paper_id") or summary.id))
+            rows += _rating_rows(sample, meta, header.eval.task)
         if summary.error:
             for name in dict.fromkeys([*names, *(summary.scores or {})]):
                 rows.append(
@@ -208,6 +226,43 @@ def _read_log(path: str, header: EvalLog, notes: list[str]) -> list[dict[str, An
     if not rows:
         notes.append(f"{shown}: no scores (scored with --no-score? run `inspect score`)")
     return _resolve_signatures(rows, shown, notes)
+
+
+def _existing_candidate(meta: Mapping[str, Any]) -> str | None:
+    """``system:<id>`` when the sample's answer is an existing system's report
+    (``candidate=system:<id>`` or ``candidates``), else None (the model under test's, or a
+    human's)."""
+    answer = meta.get("answer")
+    source = answer.get("source") if isinstance(answer, Mapping) else None
+    return source if isinstance(source, str) and source.startswith("system:") else None
+
+
+def _rating_rows(
+    sample: dict[str, Any], meta: Mapping[str, Any], task: str
+) -> list[dict[str, Any]]:
+    """The human ratings stored with the sample's candidate, one row per dimension and their
+    mean (:data:`RATING_PREFIX`); none when it has none."""
+    ratings = meta.get("ratings")
+    if not isinstance(ratings, Mapping) or not ratings:
+        return []
+    values = {str(k): as_float(v) for k, v in ratings.items()}
+    numeric = [v for v in values.values() if v is not None]
+    if len(numeric) == len(values):
+        values["mean"] = sum(numeric) / len(numeric)
+    out = []
+    for dimension, value in values.items():
+        name = f"{RATING_PREFIX}{dimension}"
+        signature = {"metric": name, "source": "human ratings stored with the data"}
+        out.append(
+            {
+                **sample,
+                "scorer": name,
+                "value": math.nan if value is None else value,
+                "status": "unscored" if value is None else "scored",
+                "sig": _with_task(signature, task),
+            }
+        )
+    return out
 
 
 def _resolve_signatures(

@@ -39,6 +39,7 @@ from scorers.validation.perturbations import (
     GAMING,
     PERTURBATIONS,
     PaperContext,
+    PerturbationReplyError,
     apply_perturbation,
     llm_requests,
 )
@@ -173,7 +174,7 @@ def perturb_review(perturbation: str) -> Solver:
             state.completed = True
             return state
         outputs: dict[str, str] = {}
-        requests = llm_requests(perturbation, original, abstract=state.metadata.get("abstract"))
+        requests = llm_requests(perturbation, original, paper=paper_context(state.metadata))
         for key, conversation in requests.items():
             output = await get_model().generate(
                 to_inspect_messages(conversation), config=GenerateConfig(temperature=0.0)
@@ -187,15 +188,27 @@ def perturb_review(perturbation: str) -> Solver:
                 # the perturbed text may have lost its end: said in every score of the sample
                 used = output.usage.output_tokens if output.usage else 0
                 state.metadata.setdefault(AT_TOKEN_LIMIT, {})[f"perturbation ({key})"] = used
-        perturbed = apply_perturbation(
-            perturbation,
-            original,
-            other_text=state.metadata["other_text"],
-            llm_outputs=outputs,
-            paper=paper_context(state.metadata),
-        )
-        state.metadata["perturbed"] = perturbed
         state.metadata["llm_outputs"] = outputs
+        try:
+            perturbed = apply_perturbation(
+                perturbation,
+                original,
+                other_text=state.metadata["other_text"],
+                llm_outputs=outputs,
+                paper=paper_context(state.metadata),
+            )
+        except PerturbationReplyError as error:  # the model did not do what was asked
+            state.metadata[PERTURBATION_FAILED] = str(error)
+            state.output = ModelOutput.from_content(model="perturbation", content="")
+            state.completed = True
+            return state
+        state.metadata["perturbed"] = perturbed
+        if " ".join(perturbed.split()) == " ".join(original.split()):
+            # a perturbation that changed nothing tests nothing: never scored as a pair with a
+            # zero difference (the paper's silent no-op), counted with its reason instead
+            state.metadata[PERTURBATION_FAILED] = f"{perturbation!r} left the text unchanged" + (
+                " (the model returned it as it was)" if outputs else ""
+            )
         state.output = ModelOutput.from_content(model="perturbation", content=perturbed)
         state.completed = True
         return state

@@ -138,7 +138,7 @@ def _summeval(rows: list[tuple[str, Any]]) -> list[PaperRecord]:
 def space_records(path: str | Path) -> list[PaperRecord]:
     """SPACE's human summaries as opinion-summarisation records, one per hotel and aspect: the
     three summaries are the human reports (one held out as the candidate, the others the
-    references); there is no input text, so no synopsis."""
+    references); there is no input text, so no synopsis; the title is the aspect."""
     return _space(_rows(Path(path)))
 
 
@@ -152,7 +152,7 @@ def _space(rows: list[tuple[str, Any]]) -> list[PaperRecord]:
                     {
                         "id": f"{row['entity_id']}-{aspect}",
                         "venue": "SPACE",
-                        "title": "",
+                        "title": aspect,  # what the summaries are about
                         "abstract": "",
                         "domain": "opinion_summarization",
                         "group": "space",

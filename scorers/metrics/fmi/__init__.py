@@ -9,6 +9,7 @@ GPPM §5.2 defines its JUDGMENT score; the paper states no other rule for this c
 
 from __future__ import annotations
 
+from scorers.domains import DOMAINS, domains_with
 from scorers.metrics.fmi.divergences import DIVERGENCES, FDivergence, RatioOverflow, divergence
 from scorers.metrics.fmi.estimators import (
     Estimate,
@@ -111,7 +112,23 @@ def _register(
         description=description
         or f"Scoring Rules cell F={f.upper()}, E={_ESTIMATORS[estimator]}, R={representation}",
         source=_SOURCE,
+        domains=_domains(f, estimator, representation),
     )
+
+
+def _domains(f: str, estimator: str, representation: str) -> frozenset[str]:
+    """The domains whose prompts the cell asks: every domain for the token cells (GEM's
+    prediction prompt has a version in each); for the oracle cells those that have the oracle's
+    question (the binary critic or the 7-point scale) and, for statements, the judgment
+    rewrite."""
+    if representation == "token":
+        return frozenset(DOMAINS)
+    binary = estimator == "fvar" and f == "tv"
+    question = {"report": "fmi/same_item_system", "statement": "fmi/support_system"}
+    found = domains_with(question[representation] if binary else "gppm/judgment_system")
+    if representation == "statement":
+        found &= domains_with("gem/preprocess_system")
+    return found
 
 
 for _representation in ("token", "report", "statement"):

@@ -57,6 +57,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from scorers.domains import template
 from scorers.errors import MetricError
 from scorers.lm.answers import YES_NO_SETTINGS
 from scorers.lm.asking import ask_many
@@ -233,7 +234,7 @@ class ScoringRuleMetric(Metric):
         return positive, negative, details, result.signature
 
     async def _statements(
-        self, references: tuple[Review, ...], resources: Resources
+        self, references: tuple[Review, ...], resources: Resources, domain: str
     ) -> tuple[dict[str, list[str]], dict[str, str], str, dict[str, int], dict[str, int]]:
         """Each reference's statements (by id), the references left out (id -> why), who
         decomposed them, per reference the non-blank lines of its judgment rewrite that are
@@ -254,7 +255,9 @@ class ScoringRuleMetric(Metric):
             role_generator = resources.generator(PREPROCESSOR_ROLE)
             writer = role_generator.identity
             if how == "judgments":
-                rewrites = await rewrite_reviews(role_generator, [r.text for r in todo])
+                rewrites = await rewrite_reviews(
+                    role_generator, [r.text for r in todo], domain=domain
+                )
                 for review, rewrite in zip(todo, rewrites, strict=True):
                     replies[review.id] = rewrite.raw_output
                     if rewrite.hit_limit:
@@ -278,9 +281,9 @@ class ScoringRuleMetric(Metric):
                 continue
             if how == "judgments":
                 text = replies.get(review.id) or review.summary or ""
-                judgments = Preprocessed.from_reply(text).judgments
-                found = judgment_statements(judgments)
-                if dropped := lines_not_statements(judgments):
+                judgments = Preprocessed.from_reply(text, domain=domain).judgments
+                found = judgment_statements(judgments, domain=domain)
+                if dropped := lines_not_statements(judgments, domain=domain):
                     not_statements[review.id] = dropped
             else:
                 found = claim_lines(replies[review.id])
@@ -311,7 +314,7 @@ class ScoringRuleMetric(Metric):
             synopsis = item.paper.abstract
         if self.representation == "statement":
             statements, skipped, decomposer, not_statements, hits = await self._statements(
-                references, resources
+                references, resources, item.domain
             )
         else:
             statements = {r.id: [r.text] for r in references if r.text.strip()}
@@ -332,9 +335,9 @@ class ScoringRuleMetric(Metric):
                 }
             if self.binary_critic:
                 questions = [
-                    support_messages(candidate, s)
+                    support_messages(candidate, s, domain=item.domain)
                     if self.representation == "statement"
-                    else same_item_messages(candidate, s)
+                    else same_item_messages(candidate, s, domain=item.domain)
                     for s in units
                 ]
                 asked = await ask_many(oracle, questions, parse_critic, settings=YES_NO_SETTINGS)
@@ -355,7 +358,7 @@ class ScoringRuleMetric(Metric):
                     "statements": len(units),
                     "oracle_calls": asked.calls,
                 }
-            question = likelihood_messages(candidate, units, synopsis=synopsis)
+            question = likelihood_messages(candidate, units, synopsis=synopsis, domain=item.domain)
             asked = await ask_many(
                 oracle,
                 [question],
@@ -407,7 +410,9 @@ class ScoringRuleMetric(Metric):
     async def ascore(self, item: Item, resources: Resources) -> Result:
         negatives = item.negatives if self.uses_negatives else ()
         count = len(negatives)
-        signature = self._signature(negatives=count, oracle="none", preprocessor="none")
+        signature = self._signature(
+            negatives=count, oracle="none", preprocessor="none", domain=item.domain
+        )
         if self.uses_negatives and not negatives:
             return Result(
                 value=None,
@@ -424,6 +429,7 @@ class ScoringRuleMetric(Metric):
                 )
                 gem = gem_signature.as_dict() if gem_signature else {}
                 signature = self._signature(
+                    domain=item.domain,
                     negatives=count,
                     oracle="none",
                     preprocessor=str(gem.get("preprocessor", "none")),
@@ -434,9 +440,12 @@ class ScoringRuleMetric(Metric):
                 positive, negative, details, oracle, decomposer = await self._oracle_side(
                     item, resources, negatives
                 )
-                signature = self._signature(negatives=count, oracle=oracle, preprocessor=decomposer)
+                signature = self._signature(
+                    negatives=count, oracle=oracle, preprocessor=decomposer, domain=item.domain
+                )
         except _Unscored as unscored:
             signature = self._signature(
+                domain=item.domain,
                 negatives=count,
                 oracle=resources.generator(ORACLE_ROLE).identity,
                 preprocessor="none",
@@ -511,8 +520,9 @@ class ScoringRuleMetric(Metric):
         preprocessor: str,
         evaluation_lm: str = "",
         gem_prompts: dict[str, str] | None = None,
+        domain: str | None = None,
     ) -> ScoringRuleSignature:
-        templates: list[str] = []
+        templates: list[str] = []  # in the domain's wording (its prompt set names them)
         if self.representation != "token":
             if self.binary_critic:
                 kind = "support" if self.representation == "statement" else "same_item"
@@ -522,8 +532,10 @@ class ScoringRuleMetric(Metric):
             if self.representation == "statement":
                 if self.options.get("statements", "judgments") == "judgments":
                     templates += ["gem/preprocess_system", "gem/preprocess_user"]
-                else:
-                    templates += ["fmi/decompose_system", "fmi/decompose_user"]
+            templates = [template(domain, name) for name in templates]
+            if self.representation == "statement" and self.options.get("statements") == "llm":
+                # the generic atomic-claim prompt says nothing of a domain: one for all
+                templates += ["fmi/decompose_system", "fmi/decompose_user"]
         hashes = {**prompt_hashes(templates), **(gem_prompts or {})}
         statement_cell = self.representation == "statement"
         likelihood = self.representation != "token" and not self.binary_critic

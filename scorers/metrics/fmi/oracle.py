@@ -11,6 +11,7 @@ the reference is reported unread: never a default).
 from __future__ import annotations
 
 import prompts
+from scorers.domains import template
 from scorers.lm.answers import parse_yes_no
 from scorers.lm.base import ChatMessage
 
@@ -19,21 +20,30 @@ __all__ = ["parse_critic", "same_item_messages", "support_messages"]
 # --------------------------------------------------------------------------- conversations
 
 
-def _conversation(name: str, **variables: object) -> list[ChatMessage]:
+def _conversation(name: str, domain: str | None, **variables: object) -> list[ChatMessage]:
     return [
-        {"role": "system", "content": prompts.render(f"fmi/{name}_system")},
-        {"role": "user", "content": prompts.render(f"fmi/{name}_user", **variables)},
+        {"role": "system", "content": prompts.render(template(domain, f"fmi/{name}_system"))},
+        {
+            "role": "user",
+            "content": prompts.render(template(domain, f"fmi/{name}_user"), **variables),
+        },
     ]
 
 
-def support_messages(candidate: str, statement: str) -> list[ChatMessage]:
-    """App. C Eq. 5: does the candidate support or align with ``statement``?"""
-    return _conversation("support", candidate=candidate, statement=statement)
+def support_messages(
+    candidate: str, statement: str, *, domain: str | None = None
+) -> list[ChatMessage]:
+    """App. C Eq. 5: does the candidate support or align with ``statement``? In the wording of
+    ``domain`` (:func:`scorers.domains.template`)."""
+    return _conversation("support", domain, candidate=candidate, statement=statement)
 
 
-def same_item_messages(candidate: str, reference: str) -> list[ChatMessage]:
-    """§4.4 (TVD-MI): do these two reports describe the same item?"""
-    return _conversation("same_item", candidate=candidate, reference=reference)
+def same_item_messages(
+    candidate: str, reference: str, *, domain: str | None = None
+) -> list[ChatMessage]:
+    """§4.4 (TVD-MI): do these two reports describe the same item? In the wording of
+    ``domain``."""
+    return _conversation("same_item", domain, candidate=candidate, reference=reference)
 
 
 # --------------------------------------------------------------------------- the critic

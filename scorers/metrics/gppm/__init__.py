@@ -35,6 +35,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from scorers.domains import DOMAINS, PEER_REVIEW, domains_with, template
 from scorers.errors import MetricError
 from scorers.lm.asking import ReplyError, ask_many
 from scorers.lm.base import GenerationSettings, hit_limit
@@ -180,7 +181,7 @@ async def _judgments(item: Item, resources: Resources, *, use_summaries: bool) -
     if todo:
         preprocessor = resources.generator("preprocessor")
         writer = preprocessor.identity
-        done = await rewrite_reviews(preprocessor, [text for _, text in todo])
+        done = await rewrite_reviews(preprocessor, [text for _, text in todo], domain=item.domain)
         for (key, text), rewrite in zip(todo, done, strict=True):
             rewrites[key] = rewrite.judgments
             if rewrite.hit_limit:
@@ -194,12 +195,12 @@ async def _judgments(item: Item, resources: Resources, *, use_summaries: bool) -
             skipped[review.id] = "empty reference text"
             continue
         judgments = rewrites.get(review.id) or review.summary or ""
-        lines = judgment_statements(judgments)
+        lines = judgment_statements(judgments, domain=item.domain)
         if not lines:
             skipped[review.id] = "its preprocessing produced no judgment lines"
             continue
         references.append((review.id, lines))
-        if dropped := lines_not_statements(judgments):
+        if dropped := lines_not_statements(judgments, domain=item.domain):
             not_statements[review.id] = dropped
     return _Judgments(
         rewrites["candidate"] if candidate is None else candidate,
@@ -237,12 +238,15 @@ class GppmJudgment(Metric):
                 oracle=oracle.identity,
                 synopsis="abstract" if self.with_abstract else f"placeholder {NOT_GIVEN!r}",
                 rewrite_budget=REWRITE_BUDGET,
-                prompts=prompt_hashes(
+                prompts=prompt_hashes(  # in the item's domain wording
                     [
-                        "gppm/judgment_system",
-                        "gppm/judgment_user",
-                        "gem/preprocess_system",
-                        "gem/preprocess_user",
+                        template(item.domain, name)
+                        for name in (
+                            "gppm/judgment_system",
+                            "gppm/judgment_user",
+                            "gem/preprocess_system",
+                            "gem/preprocess_user",
+                        )
                     ]
                 ),
             )
@@ -263,13 +267,15 @@ class GppmJudgment(Metric):
         signature = signature_by(writer)
         if not asked:
             return Result.no_usable_reference(skipped, signature=signature).note_limits(hits)
-        has_judgments = bool(judgment_statements(candidate_judgments))
+        has_judgments = bool(judgment_statements(candidate_judgments, domain=item.domain))
         settings = GenerationSettings(max_new_tokens=self.options["max_tokens"], temperature=0.0)
         if has_judgments:  # a reply with no score on any line is asked once more (another seed)
             answers = await ask_many(
                 oracle,
                 [
-                    likelihood_messages(candidate_judgments, lines, synopsis=synopsis)
+                    likelihood_messages(
+                        candidate_judgments, lines, synopsis=synopsis, domain=item.domain
+                    )
                     for _, lines in asked
                 ],
                 _line_scores,
@@ -506,6 +512,13 @@ register_metric_class(
 )
 
 
+def _judgment_domains(with_abstract: bool) -> frozenset[str]:
+    """JUDGMENT asks the 7-point oracle on judgment rewrites: the domains that have both
+    prompts; GSPPM's also need a synopsis (the abstract, the article, the question)."""
+    found = domains_with("gppm/judgment_system") & domains_with("gem/preprocess_system")
+    return frozenset(d for d in found if DOMAINS[d].synopsis or not with_abstract)
+
+
 for _name, _class, _with_abstract, _display, _needs in (
     ("gppm_token", GppmToken, False, "GPPM (token)", {"logprobs"}),
     ("gsppm_token", GppmToken, True, "GSPPM (token)", {"logprobs", "abstract"}),
@@ -534,4 +547,7 @@ for _name, _class, _with_abstract, _display, _needs in (
         if _class is GppmToken
         else "summed 7-point likelihood-shift scores of the reference's judgments (bits)",
         source=_SOURCE,
+        domains=_judgment_domains(_with_abstract)
+        if _class is GppmJudgment
+        else frozenset({PEER_REVIEW}),
     )

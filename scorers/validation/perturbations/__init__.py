@@ -27,6 +27,7 @@ from scorers.validation.perturbations.base import (
     Generator,
     PaperContext,
     Perturbation,
+    PerturbationReplyError,
 )
 from scorers.validation.perturbations.deletion import MISSING_SENTENCE
 from scorers.validation.perturbations.elongation import ELONGATION_FILLERS
@@ -42,6 +43,7 @@ __all__ = [
     "Generator",
     "PaperContext",
     "Perturbation",
+    "PerturbationReplyError",
     "apply_perturbation",
     "llm_requests",
     "run_perturbation",
@@ -54,7 +56,7 @@ PERTURBATIONS: dict[str, Perturbation] = {
         deletion.JudgmentDeletion(),
         deletion.RandomReplacement(),
         deletion.DeletionCompletion(),
-        rewriting.AbstractOnly(),
+        rewriting.SurfaceReport(),
         rewriting.UltraConcise(),
         rewriting.OpinionFlip(),
         rewriting.Rephrase(),
@@ -90,18 +92,24 @@ def _check(name: str, text: str) -> Perturbation:
 
 
 def llm_requests(
-    name: str, text: str, *, abstract: str | None = None
+    name: str, text: str, *, paper: PaperContext | None = None
 ) -> dict[str, list[ChatMessage]]:
     """Named chat conversations ([{"role":..., "content":...}]) the strategy needs an LLM to
-    answer; {} for rule-based ones.
+    answer, in the wording of ``paper.domain``; {} for rule-based ones.
 
-    Keys: ``completion`` (deletion_completion: the review with every other sentence replaced by
-    "[There is one missing sentence]"), ``review`` (abstract_only: needs ``abstract``, used by
-    no other strategy), ``strengths`` and ``weaknesses`` (meaningless_elongation; the review must
-    be in the ICLR 2023 four-section format), ``rewrite`` (every other LLM-based strategy).
-    Raises ValueError for an unknown name, an empty text, or a missing abstract.
+    Keys: ``completion`` (deletion_completion: the text with every other sentence replaced by
+    "[There is one missing sentence]"), ``report`` (surface_report: written from the item's weak
+    context, which ``paper`` must hold: the abstract, the article, the aspect as ``title``, the
+    question), ``strengths`` and ``weaknesses`` (meaningless_elongation; the review must be in
+    the ICLR 2023 four-section format), ``rewrite`` (every other LLM-based strategy).
+    ``paper`` defaults to an empty peer-review :class:`PaperContext`.
+
+    Raises:
+        ValueError: an unknown name, an empty text, or a missing weak context.
+        DomainError: the strategy has no prompt in ``paper.domain``
+            (:func:`scorers.domains.template`).
     """
-    return _check(name, text).requests(text, abstract=abstract)
+    return _check(name, text).requests(text, paper=paper or PaperContext())
 
 
 def apply_perturbation(
@@ -125,9 +133,11 @@ def apply_perturbation(
     :class:`PaperContext` at the review level).
 
     Raises ValueError for an unknown name, an empty text, a missing or empty ``other_text``
-    (or one identical to ``text``) for random replacement, a missing or empty LLM answer, a
-    completion that still contains "[There is one missing sentence]", or a gaming strategy
-    without the paper context it needs.
+    (or one identical to ``text``) for random replacement, a missing LLM answer, or a gaming
+    strategy without the paper context it needs; :class:`PerturbationReplyError` (a
+    ``ValueError``) when the LLM's answer does not do what was asked: it is empty, or a
+    completion still contains "[There is one missing sentence]" or lost one of the sentences
+    it was to keep.
     """
     strategy = _check(name, text)
     return strategy.apply(
@@ -141,13 +151,12 @@ def run_perturbation(
     generate: Generator | None = None,
     *,
     other_text: str | None = None,
-    abstract: str | None = None,
     paper: PaperContext | None = None,
     settings: GenerationSettings = PERTURB_SETTINGS,
 ) -> str:
     """:func:`llm_requests`, one batched ``generate`` call for them (none for rule-based
     strategies), then :func:`apply_perturbation`."""
-    requests = llm_requests(name, text, abstract=abstract)
+    requests = llm_requests(name, text, paper=paper)
     outputs: dict[str, str] = {}
     if requests:
         if generate is None:

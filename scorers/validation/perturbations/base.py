@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 import prompts
+from scorers.domains import template
+from scorers.errors import GemTasksError
 from scorers.lm.base import ChatMessage, GenerationSettings
 
 Kind = Literal["degradation", "manipulation", "gaming"]
@@ -73,8 +75,9 @@ class Perturbation(ABC):
         gaming strategies should not raise it."""
         return "decrease" if self.kind == "degradation" else "no_increase"
 
-    def requests(self, text: str, *, abstract: str | None) -> Conversations:
-        """Named conversations for the LLM to answer; {} for a rule-based strategy."""
+    def requests(self, text: str, *, paper: PaperContext) -> Conversations:
+        """Named conversations for the LLM to answer, in the wording of ``paper.domain``; {} for
+        a rule-based strategy."""
         return {}
 
     @abstractmethod
@@ -92,16 +95,30 @@ class Perturbation(ABC):
         return f"{type(self).__name__}(name={self.name!r}, kind={self.kind!r})"
 
 
-def conversation(system: str, user: str, **variables: object) -> list[ChatMessage]:
-    """A system and a user message rendered from ``prompts/`` templates (texts as variables)."""
+def conversation(
+    system: str, user: str, *, domain: str | None = None, **variables: object
+) -> list[ChatMessage]:
+    """A system and a user message rendered from ``prompts/`` templates (texts as variables).
+
+    ``system`` is resolved in the wording of ``domain`` (:func:`scorers.domains.template`: a
+    domain without its own version is refused, never given the peer-review one); ``user`` is the
+    text alone (``perturb/review_user``) or a peer-review-only user turn, rendered as named.
+    """
     return [
-        {"role": "system", "content": prompts.render(system, **variables)},
+        {"role": "system", "content": prompts.render(template(domain, system), **variables)},
         {"role": "user", "content": prompts.render(user, **variables)},
     ]
 
 
+class PerturbationReplyError(GemTasksError, ValueError):
+    """The perturbation LLM's answer does not do what the strategy asked (empty, gaps left,
+    the kept sentences lost): the text is not perturbed as specified, so a harness records the
+    item as not perturbed, with this reason, instead of scoring it."""
+
+
 def answer(name: str, answers: Mapping[str, str] | None, key: str) -> str:
-    """The LLM's answer for ``key``, stripped; a clear error if it is missing or empty."""
+    """The LLM's answer for ``key``, stripped. A missing key is a caller's ``ValueError``; an
+    empty answer a :class:`PerturbationReplyError`."""
     if answers is None or key not in answers:
         given = sorted(answers) if answers else []
         raise ValueError(
@@ -110,5 +127,5 @@ def answer(name: str, answers: Mapping[str, str] | None, key: str) -> str:
         )
     text = answers[key]
     if not isinstance(text, str) or not text.strip():
-        raise ValueError(f"perturbation {name!r}: the LLM's answer to {key!r} is empty")
+        raise PerturbationReplyError(f"perturbation {name!r}: the LLM's answer to {key!r} is empty")
     return text.strip()

@@ -6,15 +6,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from scorers.domains import DOMAINS
+from scorers.domains import DOMAINS, domains_with
 from scorers.validation.perturbations.base import (
     Conversations,
     PaperContext,
     Perturbation,
+    PerturbationReplyError,
     answer,
     conversation,
 )
-from scorers.validation.perturbations.segmentation import every_other_judgment, every_other_sentence
+from scorers.validation.perturbations.segmentation import (
+    every_other_judgment,
+    every_other_sentence,
+    kept_sentences,
+)
 
 MISSING_SENTENCE = "[There is one missing sentence]"
 """The gap marker of deletion & completion (GEM paper App. D.1.2)."""
@@ -70,6 +75,7 @@ class RandomReplacement(Perturbation):
 
 class DeletionCompletion(Perturbation):
     name = "deletion_completion"
+    domains = domains_with("perturb/completion_system")
     code = "D"
     kind = "degradation"
     uses_llm = True
@@ -79,12 +85,15 @@ class DeletionCompletion(Perturbation):
         "fills the gaps with sentences that add no significant information."
     )
 
-    def requests(self, text: str, *, abstract: str | None) -> Conversations:
-        """``completion``: the review with every other sentence replaced by the gap marker."""
+    def requests(self, text: str, *, paper: PaperContext) -> Conversations:
+        """``completion``: the text with every other sentence replaced by the gap marker."""
         masked = every_other_sentence(text, MISSING_SENTENCE)
         return {
             "completion": conversation(
-                "perturb/completion_system", "perturb/review_user", review=masked
+                "perturb/completion_system",
+                "perturb/review_user",
+                domain=paper.domain,
+                review=masked,
             )
         }
 
@@ -98,8 +107,17 @@ class DeletionCompletion(Perturbation):
     ) -> str:
         completed = answer(self.name, answers, "completion")
         if MISSING_SENTENCE in completed:
-            raise ValueError(
+            raise PerturbationReplyError(
                 f"perturbation 'deletion_completion': the LLM left "
                 f"{completed.count(MISSING_SENTENCE)} gap(s) {MISSING_SENTENCE!r} unfilled"
+            )
+        # the prompt asks to keep every existing sentence (GEM App. D.1.2): a reply that drops
+        # or rewrites one is another text, not this text with its gaps filled
+        flat = "".join(completed.split())  # spacing aside ("million ." / "million.")
+        lost = [s for s in kept_sentences(text) if "".join(s.split()) not in flat]
+        if lost:
+            raise PerturbationReplyError(
+                f"perturbation 'deletion_completion': the LLM's completion lost "
+                f"{len(lost)} of the kept sentences, e.g. {lost[0][:80]!r}"
             )
         return completed

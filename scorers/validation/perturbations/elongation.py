@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from scorers.validation.perturbations.base import (
     Conversations,
+    PaperContext,
     Perturbation,
     answer,
     conversation,
@@ -102,7 +103,7 @@ class MeaninglessElongation(Perturbation):
         "weaknesses."
     )
 
-    def requests(self, text: str, *, abstract: str | None) -> Conversations:
+    def requests(self, text: str, *, paper: PaperContext) -> Conversations:
         """``strengths`` and ``weaknesses``: one-line summaries of the review's; the review must
         be in the ICLR 2023 four-section format (checked before any LLM is asked)."""
         elongate(text, "", "")

@@ -1,51 +1,112 @@
-"""Strategies in which an LLM writes the whole perturbed review from one conversation: a review
-from the abstract alone, an ultra-concise summary, and the rewrites that change style or stance
-(GEM paper App. D.1.3 and D.2.1; Scoring Rules paper App. A, Tables 6-7). The answer, stripped of
-surrounding whitespace, is the perturbed review (the prompts ask for no wrapper to remove)."""
+"""Strategies in which an LLM writes the whole perturbed report from one conversation: a surface
+report from weak context alone, an ultra-concise summary, and the rewrites that change style or
+stance (GEM paper App. D.1.3 and D.2.1; Scoring Rules paper App. A, Tables 6-7). The answer,
+stripped of surrounding whitespace, is the perturbed report (the prompts ask for no wrapper to
+remove).
+
+Each strategy's system prompt is resolved in the report's domain (:mod:`scorers.domains`): peer
+review keeps the papers' prompts, other domains have their own under
+``prompts/domains/<domain>/perturb/``; a strategy applies to the domains that have its prompt
+(``domains``), and is refused elsewhere."""
 
 from __future__ import annotations
 
 import math
 
+from scorers.domains import LEAD_SENTENCES, domains_with
+from scorers.domains import domain as get_domain
 from scorers.validation.perturbations.base import (
     Conversations,
+    PaperContext,
     Perturbation,
     answer,
     conversation,
 )
+from scorers.validation.perturbations.segmentation import sentences
 
 
-class AbstractOnly(Perturbation):
-    name = "abstract_only"
+def weak_context(paper: PaperContext) -> str:
+    """What a surface report is written from, by the domain's ``weak_context``
+    (:class:`scorers.domains.Domain`): the paper's abstract, the article's lead (its first
+    :data:`~scorers.domains.LEAD_SENTENCES` sentences), the item's title (SPACE: the aspect) or
+    the question.
+
+    Raises:
+        ValueError: the item has no such context (a paper without an abstract, an article
+            without text, a SPACE item without its aspect).
+    """
+    kind = get_domain(paper.domain).weak_context
+    if kind == "lead":
+        found = [s for line in paper.abstract.splitlines() for s in sentences(line)]
+        context = " ".join(found[:LEAD_SENTENCES])
+    else:
+        context = paper.title if kind == "title" else paper.abstract
+    if not context.strip():
+        raise ValueError(
+            f"perturbation 'surface_report' needs the {kind} of the {paper.domain} item (its "
+            f"weak context) and the item has none"
+        )
+    return context.strip()
+
+
+class SurfaceReport(Perturbation):
+    name = "surface_report"
     code = "P"
     kind = "degradation"
     uses_llm = True
-    source = "GEM paper App. D.1.3 (§4.2); Scoring Rules paper App. A, Table 6 (Surface Report)"
-    description = "Replace the review with one an LLM writes from the paper's abstract alone."
+    domains = domains_with("perturb/surface_system")
+    source = (
+        "Scoring Rules paper App. A, Table 6 (Surface Report); for peer review the GEM paper's "
+        "Abstract-only Review, App. D.1.3 (§4.2), verbatim; other domains' prompts not verbatim"
+    )
+    description = (
+        "Replace the report with one an LLM writes from weak context alone: a review from the "
+        "paper's abstract, a summary from the article's lead (or, with no input text, from the "
+        "aspect), an answer from the question."
+    )
 
-    def requests(self, text: str, *, abstract: str | None) -> Conversations:
-        """``review``: a review written from ``abstract`` (required)."""
-        if abstract is None or not abstract.strip():
-            raise ValueError("perturbation 'abstract_only' needs the paper's abstract")
+    def requests(self, text: str, *, paper: PaperContext) -> Conversations:
+        """``report``: a report written from :func:`weak_context` (required)."""
         return {
-            "review": conversation(
-                "perturb/abstract_review_system", "perturb/abstract_user", abstract=abstract
+            "report": conversation(
+                "perturb/surface_system",
+                "perturb/surface_user",
+                domain=paper.domain,
+                context=weak_context(paper),
             )
         }
 
     def apply(self, text, *, other_text, answers, paper) -> str:
-        return answer(self.name, answers, "review")
+        return answer(self.name, answers, "report")
 
 
 class Rewrite(Perturbation):
-    """A rewrite of the whole review under one system prompt (``template``)."""
+    """A rewrite of the whole report under one system prompt (``template``), in the wording of
+    the report's domain."""
 
     template: str
     uses_llm = True
 
-    def requests(self, text: str, *, abstract: str | None) -> Conversations:
-        """``rewrite``: the review under this strategy's system prompt."""
-        return {"rewrite": conversation(self.template, "perturb/review_user", review=text)}
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if "template" in cls.__dict__ and "domains" not in cls.__dict__:
+            cls.domains = domains_with(cls.template)
+
+    def variables(self, text: str) -> dict[str, object]:
+        """Template variables besides the text (none by default)."""
+        return {}
+
+    def requests(self, text: str, *, paper: PaperContext) -> Conversations:
+        """``rewrite``: the report under this strategy's system prompt."""
+        return {
+            "rewrite": conversation(
+                self.template,
+                "perturb/review_user",
+                domain=paper.domain,
+                review=text,
+                **self.variables(text),
+            )
+        }
 
     def apply(self, text, *, other_text, answers, paper) -> str:
         return answer(self.name, answers, "rewrite")
@@ -67,16 +128,9 @@ class UltraConcise(Rewrite):
         "evidence and caveats."
     )
 
-    def requests(self, text: str, *, abstract: str | None) -> Conversations:
-        """``rewrite``: the review, with its word cap (:func:`ultra_concise_cap`)."""
-        return {
-            "rewrite": conversation(
-                self.template,
-                "perturb/review_user",
-                max_words=ultra_concise_cap(text),
-                review=text,
-            )
-        }
+    def variables(self, text: str) -> dict[str, object]:
+        """``max_words``: the word cap (:func:`ultra_concise_cap`)."""
+        return {"max_words": ultra_concise_cap(text)}
 
 
 class OpinionFlip(Rewrite):

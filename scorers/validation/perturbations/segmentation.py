@@ -110,6 +110,17 @@ def every_other_sentence(text: str, placeholder: str | None) -> str:
     return "\n".join(out)
 
 
+def kept_sentences(text: str) -> list[str]:
+    """The sentences :func:`every_other_sentence` keeps (format lines aside), in order."""
+    masked = every_other_sentence(text, "\n")
+    return [
+        sentence
+        for line in masked.split("\n")
+        if line.strip() and not is_format_line(line)
+        for sentence in sentences(line)
+    ]
+
+
 def every_other_judgment(text: str) -> str:
     """The 1st, 3rd, ... non-blank lines, stripped, in the original layout: one per line, or
     separated by blank lines when the original separates its judgments so (the GEM release

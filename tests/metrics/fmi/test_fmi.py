@@ -245,6 +245,10 @@ def test_negatives_are_other_papers_of_the_group_fixed_by_the_seed():
 # --------------------------------------------------------------------------- the cells
 
 
+ADDITIONAL = ("[Additional reviewer comments]", "[Additional summary statements]")
+"""Where the 7-point prompt lists the reference's statements (peer review, summaries)."""
+
+
 class ScriptedOracle:
     """Answers by rule: ``support(statement)`` for binary questions, ``scores(statements)`` for
     7-point ones; records every call."""
@@ -256,6 +260,7 @@ class ScriptedOracle:
         self.scores = scores
         self.replies = replies
         self.calls: list[str] = []
+        self.systems: list[str] = []
         self.settings: list = []
 
     async def generate(self, conversations, settings):
@@ -263,6 +268,7 @@ class ScriptedOracle:
         for conversation in conversations:
             user = conversation[-1]["content"]
             self.calls.append(user)
+            self.systems.append(conversation[0]["content"])
             self.settings.append(settings)
             if self.replies is not None:
                 out.append(self.replies.pop(0))
@@ -271,7 +277,8 @@ class ScriptedOracle:
                 statement = user.split(marker)[1].split("\n\n")[0]
                 out.append("Yes" if self.support(statement) else "No")
             else:
-                lines = user.split("[Additional reviewer comments]\n\n")[1].splitlines()
+                marker = next(m for m in ADDITIONAL if m in user)
+                lines = user.split(f"{marker}\n\n")[1].splitlines()
                 ks = self.scores([line.split("] ", 1)[1] for line in lines])
                 out.append("\n".join(f"[{i}] r <SCORE={k}>" for i, k in enumerate(ks, 1)))
         return out
@@ -392,6 +399,45 @@ def test_likelihood_cells_by_hand(tmp_path):
     report = ScriptedOracle(scores=lambda ss: [2 if ss == ["a raw review"] else -1])
     result = get_metric("fmi_kl_fvar_report").score(_item(), _resources(report, tmp_path))
     assert result.value == pytest.approx(1 + 2 * LN2 - 0.5)
+
+
+def test_the_oracle_cells_speak_the_items_domain(tmp_path):
+    """A summary's statements ("The summary states that ...") are asked in the summarization
+    wording, and the numbers are those of the same statements as reviews: only words change."""
+
+    def as_summaries(item: Item) -> Item:
+        def convert(review: Review) -> Review:
+            lines = review.summary.replace("The reviewer ", "The summary states that ")
+            return replace(review, summary=lines)
+
+        return replace(
+            item,
+            domain="summarization",
+            references=tuple(map(convert, item.references)),
+            negatives=tuple(map(convert, item.negatives)),
+        )
+
+    yes = {"p1.", "p2.", "p4.", "n2a.", "n4a."}
+    scores = {"p1.": 3, "p2.": 1, "p3.": 0, "p4.": 2}
+    for name in ("ctv", "gppm_j", "tvd_mi"):
+        values, prompts_used = [], []
+        for item in (_item(), as_summaries(_item())):
+            oracle = ScriptedOracle(
+                support=lambda s: s.split(" ")[-1] in yes or s == "a raw review",
+                scores=lambda ss: [scores.get(s.split(" ")[-1], -3) for s in ss],
+            )
+            options = {} if name == "tvd_mi" else {"dataset_summaries": True}
+            result = get_metric(name, **options).score(item, _resources(oracle, tmp_path))
+            values.append(result.value)
+            prompts_used.append(sorted(result.signature.prompts))
+            summary = item.domain == "summarization"
+            assert all(("summar" in system) == summary for system in oracle.systems), name
+            assert all(("review" in system) != summary for system in oracle.systems), name
+        assert values[0] == pytest.approx(values[1]) and values[0] is not None, name
+        assert all(not p.startswith("domains/") for p in prompts_used[0]), name
+        assert all(p.startswith("domains/summarization/") for p in prompts_used[1]), name
+    assert {"qa", "summarization"} <= set(get_metric("gsppm_judgment").spec.domains)
+    assert "opinion_summarization" not in get_metric("gsppm_judgment").spec.domains  # no θ
 
 
 def test_an_unreadable_oracle_is_retried_once_then_unscored(tmp_path):
