@@ -575,3 +575,40 @@ def test_rewrite_budget_benchmark_counts_cut_rewrites_under_both_rules(tmp_path:
     table = bench.summary_markdown(result)
     assert "| 256 new tokens for every review | 3 | 3 (100%) | 3 |" in table
     assert "| 1024 | 1 | 1 | 0 |" in table and result["provenance"]["command"]
+
+
+def test_summaries_robustness_describes_what_the_perturbation_model_did(tmp_path: Path):
+    """Per strategy: failures grouped by reason, the median length ratio, chat preambles and
+    ultra-concise texts within their cap, counted by hand on four samples."""
+    from types import SimpleNamespace
+
+    from benchmarks.experiments.summaries_robustness.run import (
+        perturbation_rows,
+        write_perturbations,
+    )
+
+    original = " ".join(f"w{i}" for i in range(20))  # cap: 2 words
+
+    def sample(perturbed=None, failed=None):
+        meta = {"original": original, "perturbed": perturbed}
+        if failed:
+            meta["perturbation_failed"] = failed
+        return SimpleNamespace(metadata=meta)
+
+    log = SimpleNamespace(
+        eval=SimpleNamespace(task_args={"perturbation": "ultra_concise"}),
+        samples=[
+            sample("Here's the summary: w1 w2"),  # 5 words: 0.25, a preamble, over the cap
+            sample("w1 w2"),  # 0.1, within the cap
+            sample(failed="'ultra_concise' left the text unchanged (the model returned it)"),
+            sample(failed="'ultra_concise' left the text unchanged (the model returned it)"),
+        ],
+    )
+    row = perturbation_rows(log, "summeval")
+    assert row["samples"] == 4 and row["perturbed"] == 2
+    assert row["unscored_perturbation_failed"] == 2
+    assert row["why"] == "2x 'ultra_concise' left the text unchanged (the model returned it)"
+    assert row["median_length_ratio"] == pytest.approx((0.25 + 0.1) / 2)
+    assert row["chat_preamble"] == 1 and row["within_ultra_concise_cap"] == 1
+    write_perturbations([row], tmp_path)
+    assert "| summeval | ultra_concise | 4 | 2 | 2 |" in (tmp_path / "perturbations.md").read_text()

@@ -14,16 +14,24 @@ Data: ``../shared/data/summeval/summeval_60docs.jsonl`` and
     python -m benchmarks.experiments.summaries_robustness.run --summeval 20 --space 50
 
 Writes ``benchmarks/experiments/summaries_robustness/results/``: ``report.md`` and the CSVs of
-``gem-tasks report`` (the failure counts per dataset), ``timings.json``, ``manifest.json``; the
-logs go to ``results/logs/`` (not committed).
+``gem-tasks report`` (the failure counts per dataset), ``perturbations.md``/``.csv`` (what the
+perturbation model did: pairs unscored because their perturbation failed and why, how long the
+perturbed texts are, how many open with a chat preamble, how many ultra-concise texts keep to
+their cap), ``timings.json``, ``manifest.json``; the logs go to ``results/logs/`` (not
+committed).
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import json
+import re
+import statistics
 import time
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from inspect_ai import eval as inspect_eval
 
@@ -32,6 +40,7 @@ from benchmarks.common.paths import SHARED_DATA
 from gem_tasks.analysis.report import write_report
 from gem_tasks.tasks.robustness import robustness
 from scorers.validation.perturbations import PERTURBATIONS
+from scorers.validation.perturbations.rewriting import ultra_concise_cap
 
 HERE = Path(__file__).resolve().parent
 DATA = {
@@ -51,6 +60,67 @@ SCORERS = {
     "summeval": "gem,gem_raw,gem_s,bleu,rouge_l,bertscore,bartscore_f1",
     "space": "gem,gem_raw,bleu,rouge_l,bertscore,bartscore_f1",
 }
+
+
+PREAMBLE = re.compile(
+    r"^\W*(here(?:'s| is| are)|sure\b|certainly\b|the (?:original|revised|rewritten|corrected)"
+    r"|i (?:have|added|made|rewrote))",
+    re.IGNORECASE,
+)
+"""A reply that opens by talking about the text (``Here's a rewritten version ...``) rather than
+being it: the perturbed text then carries words no strategy asked for."""
+
+
+def perturbation_rows(log: Any, dataset: str) -> dict[str, Any]:
+    """What the perturbation did to one log's samples."""
+    strategy = log.eval.task_args["perturbation"]
+    failed = Counter()
+    ratios, preamble, within_cap, done = [], 0, 0, 0
+    for sample in log.samples:
+        reason = sample.metadata.get("perturbation_failed")
+        if reason:
+            failed[re.sub(r"'[^']*'$|e\.g\. .*$", "", reason).strip()] += 1
+            continue
+        original, perturbed = sample.metadata["original"], sample.metadata["perturbed"]
+        done += 1
+        ratios.append(len(perturbed.split()) / max(1, len(original.split())))
+        preamble += bool(PREAMBLE.match(perturbed))
+        within_cap += len(perturbed.split()) <= ultra_concise_cap(original)
+    return {
+        "dataset": dataset,
+        "strategy": strategy,
+        "samples": len(log.samples),
+        "perturbed": done,
+        "unscored_perturbation_failed": sum(failed.values()),
+        "why": "; ".join(f"{n}x {why}" for why, n in failed.most_common()),
+        "median_length_ratio": round(statistics.median(ratios), 3) if ratios else None,
+        "chat_preamble": preamble if PERTURBATIONS[strategy].uses_llm else None,
+        "within_ultra_concise_cap": within_cap if strategy == "ultra_concise" else None,
+    }
+
+
+def write_perturbations(rows: list[dict[str, Any]], out: Path) -> None:
+    """``perturbations.csv`` and ``perturbations.md``: one row per dataset and strategy."""
+    with (out / "perturbations.csv").open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    lines = [
+        "# What the perturbation model did",
+        "",
+        "Per dataset and strategy: samples, pairs perturbed and scored, pairs unscored because the",
+        "perturbation failed (why), the median length of the perturbed text over the original's",
+        "(words), replies opening with a chat preamble (LLM-based strategies), and ultra-concise",
+        "texts within their cap (10% of the original's words).",
+        "",
+        "| dataset | strategy | samples | perturbed | failed | why | length ratio | preamble "
+        "| within cap |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in rows:
+        cells = [r[k] for k in list(r)]
+        lines.append("| " + " | ".join("–" if c in (None, "") else str(c) for c in cells) + " |")
+    (out / "perturbations.md").write_text("\n".join(lines) + "\n")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -76,6 +146,7 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(f"not found (the shared data is not in this checkout): {missing}")
     provenance = Run(args.out, data=list(DATA.values()), settings=vars(args))
     timings = {}
+    done: list[dict[str, Any]] = []
     for name, limit in (("summeval", args.summeval), ("space", args.space)):
         for strategy in args.strategies.split(","):
             started = time.perf_counter()
@@ -96,7 +167,9 @@ def main(argv: list[str] | None = None) -> None:
             if log.status != "success":
                 raise SystemExit(f"{name} {strategy} failed: {log.error}")
             timings[f"{name}/{strategy}"] = round(time.perf_counter() - started, 1)
+            done.append(perturbation_rows(log, name))
     (args.out / "timings.json").write_text(json.dumps(timings, indent=1) + "\n")
+    write_perturbations(done, args.out)
     write_report([args.out / "logs"], args.out, progress=False)
     provenance.finish()
 
