@@ -612,3 +612,43 @@ def test_summaries_robustness_describes_what_the_perturbation_model_did(tmp_path
     assert row["chat_preamble"] == 1 and row["within_ultra_concise_cap"] == 1
     write_perturbations([row], tmp_path)
     assert "| summeval | ultra_concise | 4 | 2 | 2 |" in (tmp_path / "perturbations.md").read_text()
+
+
+def test_summeval_correlation_takes_its_system_level_from_the_leaderboard(tmp_path: Path):
+    """On the bundled three articles: the summary level is the log's rating_spearman, the system
+    level the leaderboard's Spearman ρ of the 16 systems' means with their mean ratings, equal
+    to ρ computed by hand from the log."""
+    import math
+
+    from inspect_ai.log import read_eval_log
+
+    from benchmarks.experiments.summeval_correlation.run import main
+    from gem_tasks.tasks.samples import SUMMEVAL_DEMO
+    from scorers.validation.statistics import spearman
+
+    out = tmp_path / "results"
+    result = main(
+        ["--data", str(SUMMEVAL_DEMO), "--articles", "3", "--scorers", "rouge_l", "--out", str(out)]
+    )
+    [path] = (out / "logs").glob("*.eval")
+    log = read_eval_log(str(path))
+    by_system: dict[str, list[tuple[float, dict]]] = {}
+    for sample in log.samples:
+        answer = sample.metadata["answer"]
+        by_system.setdefault(answer["id"], []).append(
+            (sample.scores["rouge_l"].value, answer["ratings"])
+        )
+    systems = sorted(by_system)
+    means = [sum(v for v, _ in by_system[s]) / len(by_system[s]) for s in systems]
+    for dimension in ("coherence", "relevance"):
+        ratings = [sum(r[dimension] for _, r in by_system[s]) / len(by_system[s]) for s in systems]
+        expected = spearman(means, ratings)[0]
+        assert result["system_level"]["rouge_l"][dimension] == pytest.approx(expected)
+    summary = {k: v.value for k, v in log.results.scores[0].metrics.items()}
+    assert result["summary_level"]["rouge_l"]["mean"] == summary["rho_mean_of_dimensions"]
+    assert result["scored"] == {"rouge_l": 48} and math.isfinite(
+        result["system_level"]["rouge_l"]["mean"]
+    )
+    board = (out / "leaderboard" / "leaderboard.md").read_text()
+    assert "system:M11" in board and "rating_mean" in board
+    assert (out / "manifest.json").exists()

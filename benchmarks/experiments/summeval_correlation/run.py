@@ -1,8 +1,9 @@
 """SummEval's correlation column (Scoring Rules paper Table 3) with the embedded SmolLM2-135M as
 evaluation LM: Spearman's ρ between each metric and the experts' ratings of the 16 systems'
-summaries, per dimension and their mean, at the summary level (every article and system) and at
-the system level (the systems ranked by their mean score against their mean expert rating, as
-SummEval reports).
+summaries, per dimension and their mean, at the summary level (every article and system: the
+task's ``rating_spearman`` metric) and at the system level (the 16 systems as leaderboard rows,
+each metric's per-system mean against the systems' mean expert ratings, as SummEval reports:
+``gem-tasks leaderboard --against rating_<dimension>``).
 
 Data: ``../shared/data/summeval/summeval_60docs.jsonl`` (60 articles, 11 human summaries and 16
 rated systems each; MIT). Each system summary is scored against one human reference summary
@@ -11,8 +12,10 @@ rated systems each; MIT). Each system summary is scored against one human refere
     python -m benchmarks.experiments.summeval_correlation.run --articles 60
 
 Writes ``benchmarks/experiments/summeval_correlation/results/``: ``correlation.md`` (the two
-tables, the unscored counts per metric and the time), ``correlation.json``, ``manifest.json``;
-the Inspect log goes to ``results/logs/`` (not committed).
+tables, the unscored counts per metric and the time), ``correlation.json``, ``leaderboard/`` (the
+systems' leaderboard and each metric's correlation with each rating across the systems, as
+``gem-tasks leaderboard`` writes them), ``manifest.json``; the Inspect log goes to
+``results/logs/`` (not committed).
 """
 
 from __future__ import annotations
@@ -21,7 +24,6 @@ import argparse
 import json
 import math
 import time
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -29,62 +31,58 @@ from inspect_ai import eval as inspect_eval
 
 from benchmarks.common.manifest import Run
 from benchmarks.common.paths import SHARED_DATA
+from gem_tasks.analysis.leaderboard.compare import compare_logs
+from gem_tasks.analysis.leaderboard.correlate import correlate, write_correlations
+from gem_tasks.analysis.leaderboard.logs import RATING_PREFIX
+from gem_tasks.analysis.leaderboard.render import write_leaderboard
 from gem_tasks.tasks.summeval import summeval
 from scorers.data.sources.summaries import SUMMEVAL_DIMENSIONS
-from scorers.validation import statistics
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_DATA = SHARED_DATA / "summeval" / "summeval_60docs.jsonl"
 SCORERS = "gem_raw,gem,gem_s,bleu,rouge_l,bertscore,bartscore_f1"
 
 
-def rows_from_log(log: Any) -> list[dict[str, Any]]:
-    """One row per sample: article, system, each metric's value (NaN when unscored) and the
-    experts' ratings."""
-    rows = []
+def scored_counts(log: Any, metrics: list[str]) -> dict[str, int]:
+    """Per metric, the samples it scored (a finite value)."""
+    counts = dict.fromkeys(metrics, 0)
     for sample in log.samples or []:
-        values = {}
         for name, score in (sample.scores or {}).items():
             value = score.value
-            values[name] = float(value) if isinstance(value, int | float) else math.nan
-        meta = sample.metadata or {}
-        rows.append(
-            {
-                "article": meta["paper_id"],
-                "system": meta["answer"]["id"],
-                "values": values,
-                "ratings": meta["ratings"],
-            }
-        )
-    return rows
+            if name in counts and isinstance(value, int | float) and math.isfinite(value):
+                counts[name] += 1
+    return counts
 
 
-def correlations(rows: list[dict[str, Any]], metrics: list[str]) -> dict[str, Any]:
-    """Spearman's ρ per metric and dimension (and their mean), summary-level and system-level."""
-    out: dict[str, Any] = {"summary_level": {}, "system_level": {}, "scored": {}}
-    for metric in metrics:
-        scored = [r for r in rows if math.isfinite(r["values"].get(metric, math.nan))]
-        out["scored"][metric] = len(scored)
-        summary = {}
-        for dimension in SUMMEVAL_DIMENSIONS:
-            summary[dimension] = statistics.spearman(
-                [r["values"][metric] for r in scored], [r["ratings"][dimension] for r in scored]
-            )[0]
-        summary["mean"] = _mean(summary.values())
-        out["summary_level"][metric] = summary
-        by_system: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for r in scored:
-            by_system[r["system"]].append(r)
-        systems = sorted(by_system)
-        system = {}
-        for dimension in SUMMEVAL_DIMENSIONS:
-            system[dimension] = statistics.spearman(
-                [_mean(r["values"][metric] for r in by_system[s]) for s in systems],
-                [_mean(r["ratings"][dimension] for r in by_system[s]) for s in systems],
-            )[0]
-        system["mean"] = _mean(system.values())
-        out["system_level"][metric] = system
+def summary_level(log: Any, metrics: list[str]) -> dict[str, dict[str, float]]:
+    """ρ per dimension and their mean over every scored summary: the log's ``rating_spearman``
+    metric (computed by the task)."""
+    out = {}
+    for score in log.results.scores:
+        if score.name in metrics:
+            values = {k: v.value for k, v in score.metrics.items()}
+            row = {d: values.get(f"rho_{d}", math.nan) for d in SUMMEVAL_DIMENSIONS}
+            row["mean"] = values.get("rho_mean_of_dimensions", math.nan)
+            out[score.name] = row
     return out
+
+
+def system_level(log_dir: Path, metrics: list[str], out: Path) -> dict[str, dict[str, float]]:
+    """The systems' leaderboard (written to ``out``) and each metric's Spearman ρ across the
+    systems with each rating dimension, and their mean over the dimensions."""
+    board = compare_logs([log_dir], progress=False)
+    write_leaderboard(board, out)
+    rho: dict[str, dict[str, float]] = {m: {} for m in metrics}
+    for dimension in SUMMEVAL_DIMENSIONS:
+        result = correlate(board, f"{RATING_PREFIX}{dimension}")
+        write_correlations(result, out)
+        for row in result.table.itertuples():
+            if row.metric in rho:
+                rho[row.metric][dimension] = float(row.spearman_rho)
+    for row in rho.values():
+        row["mean"] = _mean(row.get(d, math.nan) for d in SUMMEVAL_DIMENSIONS)
+    write_correlations(correlate(board, f"{RATING_PREFIX}mean"), out)
+    return rho
 
 
 def _mean(values: Any) -> float:
@@ -101,7 +99,12 @@ def markdown(result: dict[str, Any], metrics: list[str], seconds: float, article
         "the four (the Scoring Rules paper's Table 3 SummEval column reports the mean).",
         "",
     ]
-    for level, title in (("summary_level", "Summary level"), ("system_level", "System level")):
+    titles = {
+        "summary_level": "Summary level (each article's summaries; the task's rating_spearman)",
+        "system_level": "System level (the 16 systems as rows of `leaderboard/leaderboard.md`; "
+        "ρ from `leaderboard/correlation_with_rating_<dimension>.md`)",
+    }
+    for level, title in titles.items():
         lines += [
             f"## {title}",
             "",
@@ -144,9 +147,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     seconds = time.perf_counter() - started
     if log.status != "success":
         raise SystemExit(f"the run failed: {log.error}")
-    rows = rows_from_log(log)
-    result = correlations(rows, metrics)
-    result.update({"seconds": round(seconds, 1), "articles": args.articles, "samples": len(rows)})
+    result: dict[str, Any] = {
+        "summary_level": summary_level(log, metrics),
+        "system_level": system_level(args.out / "logs", metrics, args.out / "leaderboard"),
+        "scored": scored_counts(log, metrics),
+    }
+    result.update(
+        {"seconds": round(seconds, 1), "articles": args.articles, "samples": len(log.samples)}
+    )
     (args.out / "correlation.json").write_text(json.dumps(result, indent=1) + "\n")
     text = markdown(result, metrics, seconds, args.articles)
     (args.out / "correlation.md").write_text(text)
