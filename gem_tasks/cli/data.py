@@ -154,6 +154,7 @@ def _convert(args: argparse.Namespace) -> int:
         seed=args.seed,
         split=args.split,
         limit_rows=args.limit_rows,
+        decisions=args.decisions,
     )
     try:
         result = convert_dataset(config, enricher=_enricher(args), progress=not args.quiet)
@@ -236,14 +237,25 @@ def add_data_commands(subparsers: Any) -> None:
         help="convert the GEM authors' release or a Hub dataset into canonical records",
         description="Convert a published review dataset into records and a data card, with "
         "the same filters and sampling as 'data build'. Sources: gem-release (the GEM authors' "
-        "ICLR 2023 JSONL) and hub:reviewbench (Samarth0710/reviewbench; INPUT is its Hub id or "
-        "local parquet/jsonl files).",
+        "ICLR 2023 JSONL), records (canonical records, e.g. to join decisions) and "
+        "hub:reviewbench (Samarth0710/reviewbench; INPUT is its Hub id or local parquet/jsonl "
+        "files). --decisions joins each paper's accept/reject decision by id.",
     )
-    convert.add_argument("--from", dest="source", required=True, help="gem-release or hub:<name>")
+    convert.add_argument(
+        "--from",
+        dest="source",
+        required=True,
+        help="gem-release, records (canonical records) or hub:<name>",
+    )
     convert.add_argument("input", help="input file, folder or Hub dataset id")
     _add_selection_args(convert)
     convert.add_argument("--split", help="Hub split (default: the dataset's ICLR split)")
     convert.add_argument("--limit-rows", type=_positive, help="read at most this many rows")
+    convert.add_argument(
+        "--decisions",
+        type=Path,
+        help="CSV (id, decision, accept) or JSONL of accept/reject decisions, joined by paper id",
+    )
     convert.set_defaults(run=_convert)
 
 

@@ -4,6 +4,7 @@ One record per task input (a paper, an article, a hotel, a question)::
 
     {"id", "venue", "title", "abstract", "paper_text" (optional), "assw" (optional),
      "domain" (optional, default "peer_review"), "group" (optional),
+     "decision" (optional: the venue's label, e.g. "Accept (poster)"),
      "reviews": [{"id", "text", "summary" (optional), "rating", "confidence",
                   "ratings" (optional: {dimension: number})}],
      "candidates" (optional): [{"id", "text", "ratings": {dimension: number}}]}
@@ -29,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from scorers.data.decisions import Decision, DecisionError, decision_from
 from scorers.errors import GemTasksError
 
 __all__ = [
@@ -87,6 +89,8 @@ class PaperRecord:
     """Inputs of the same kind (negatives and random replacements are drawn within it; None:
     the whole dataset is one group)."""
     candidates: tuple[CandidateRecord, ...] = ()
+    decision: Decision | None = None
+    """The venue's outcome (:mod:`scorers.data.decisions`), when the data has it."""
 
 
 @dataclass(frozen=True)
@@ -178,7 +182,15 @@ def parse_record(raw: Any, *, where: str) -> PaperRecord:
         domain=_domain(raw.get("domain"), where=where),
         group=_optional_text(raw.get("group"), where=where, name="group"),
         candidates=_candidates(raw.get("candidates"), where=where),
+        decision=_decision(raw.get("decision"), where=where),
     )
+
+
+def _decision(value: Any, *, where: str) -> Decision | None:
+    try:
+        return decision_from(value)
+    except DecisionError as exc:
+        raise RecordError(f"{where}: field 'decision': {exc}") from None
 
 
 def _domain(value: Any, *, where: str) -> str:

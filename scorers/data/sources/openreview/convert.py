@@ -14,6 +14,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from scorers.data.decisions import decision_counts, decision_from, join_decisions, read_decisions
+from scorers.data.records import load_records
 from scorers.data.sources.gem_release import gem_release_records
 from scorers.data.sources.openreview.build import BuildResult, package_version
 from scorers.data.sources.openreview.enrich import Enricher, enrich_records
@@ -49,12 +51,26 @@ class ConvertConfig:
     """Hub split (default: the dataset's ICLR split)."""
     limit_rows: int | None = None
     """Read at most this many source rows (for a quick look at a large dataset)."""
+    decisions: Path | None = None
+    """A decisions file (:func:`scorers.data.decisions.read_decisions`) joined by paper id."""
 
 
 def _read(config: ConvertConfig) -> tuple[list[dict[str, Any]], Counter[str], dict[str, Any]]:
     if config.source == "gem-release":
         records = [record_row(r) for r in gem_release_records(config.input)]
         return records, Counter(rows=len(records)), dict(GEM_RELEASE)
+    if config.source == "records":  # canonical records, e.g. to join decisions or resample
+        read = load_records(config.input)
+        records = [
+            record_row(r, {"decision": r.decision.label if r.decision else None}) for r in read
+        ]
+        source = {
+            "name": Path(config.input).name,
+            "url": str(config.input),
+            "license": "as the records' own source",
+            "notes": "Canonical records read as they are.",
+        }
+        return records, Counter(rows=len(records)), source
     if config.source.startswith("hub:"):
         records, counts, dataset = hub_records(
             config.source.removeprefix("hub:"),
@@ -70,7 +86,9 @@ def _read(config: ConvertConfig) -> tuple[list[dict[str, Any]], Counter[str], di
             "notes": dataset.notes,
         }
         return records, counts, source
-    raise ValueError(f"unknown source {config.source!r}: use 'gem-release' or 'hub:<name>'")
+    raise ValueError(
+        f"unknown source {config.source!r}: use 'gem-release', 'records' or 'hub:<name>'"
+    )
 
 
 def convert_dataset(
@@ -78,11 +96,18 @@ def convert_dataset(
 ) -> BuildResult:
     """Read ``config.input``, keep papers with at least ``min_reviews`` reviews, sample
     ``papers`` of them and ``reviews_per_paper`` reviews each with ``seed``, and write records
-    and a data card to ``config.out``. Raises ``RecordError`` for a malformed source and
-    ``ValueError`` for an unknown source or when no paper is left."""
+    and a data card to ``config.out``; with ``decisions``, each paper's decision is joined by
+    id first and the card counts the labels. Raises ``RecordError`` for a malformed source,
+    ``DecisionError`` (a ``ValueError``) for a malformed decisions file or one that contradicts
+    the records, and ``ValueError`` for an unknown source or when no paper is left."""
     if config.min_reviews < 1:
         raise ValueError(f"min_reviews must be at least 1, got {config.min_reviews}")
     records, counts, source = _read(config)
+    joined = (
+        join_decisions(records, read_decisions(config.decisions))
+        if config.decisions is not None
+        else None
+    )
     eligible = {r["id"]: r for r in records if len(r["reviews"]) >= config.min_reviews}
     if not eligible:
         raise ValueError(
@@ -119,6 +144,10 @@ def convert_dataset(
             "papers": len(chosen),
             "reviews": sum(len(r["reviews"]) for r in chosen),
             "papers_with_text": sum(1 for r in chosen if r.get("paper_text")),
+        },
+        "decisions": {
+            **decision_counts(decision_from(r.get("decision")) for r in chosen),
+            **({"file": str(config.decisions), **joined} if joined is not None else {}),
         },
         "licence_notes": f"Source licence: {source['license']} ({source['url']}). "
         f"{source['notes']}",

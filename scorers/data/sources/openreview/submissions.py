@@ -3,12 +3,11 @@ decision."""
 
 from __future__ import annotations
 
-import html
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from scorers.data.decisions import clean_decision
 from scorers.data.sources.openreview.forms import unwrap_content
 
 __all__ = [
@@ -81,44 +80,6 @@ def _is_status_marker(reply: Mapping[str, Any]) -> bool:
 
 def _is_decision(reply: Mapping[str, Any]) -> bool:
     return any(i.rsplit("/", 1)[-1].endswith("Decision") for i in _invitations(reply))
-
-
-_TAG = re.compile(r"<[^>]*>")
-_TIER = re.compile(r"\b(oral|spotlight|poster|notable[\s_-]*top[\s_-]*(?:5|25)\s*%?)")
-
-
-def clean_decision(raw: str | None) -> str | None:
-    """A decision or venue string normalised (Beyond Rating D4: case, HTML, junk) to one of
-    ``Accept (oral)``, ``Accept (spotlight)``, ``Accept (poster)``, ``Accept (notable-top-5%)``,
-    ``Accept (notable-top-25%)``, ``Accept``, ``Reject``, ``Desk reject``, ``Withdrawn``,
-    ``Workshop`` (ICLR 2018's invitation to the workshop track); None when it states no decision
-    (``Submitted to ICLR 2025``, an empty string).
-
-    ``"Accept: notable-top-5%"`` -> ``Accept (notable-top-5%)``; ``"<b>ACCEPT (Poster)</b>"``
-    -> ``Accept (poster)``; ``"NeurIPS 2023 spotlight"`` -> ``Accept (spotlight)``;
-    ``"ICLR 2024 Conference Rejected Submission"`` -> ``Reject``.
-    """
-    if not raw:
-        return None
-    text = html.unescape(_TAG.sub(" ", str(raw))).lower().replace("_", " ")
-    text = re.sub(r"\s+", " ", text).strip(" .:;-*\"'")
-    if not text:
-        return None
-    if "desk reject" in text or "desk-reject" in text:
-        return "Desk reject"
-    if "withdraw" in text:
-        return "Withdrawn"
-    if "reject" in text:
-        return "Reject"
-    if "workshop" in text:
-        return "Workshop"
-    tier = _TIER.search(text)
-    if tier:
-        name = re.sub(r"[\s_-]+", "-", tier.group(1)).rstrip("%").rstrip("-")
-        return f"Accept ({name}%)" if name.startswith("notable") else f"Accept ({name})"
-    if "accept" in text:
-        return "Accept"
-    return None
 
 
 def _decision_raw(note: Mapping[str, Any], content: Mapping[str, Any]) -> str | None:
