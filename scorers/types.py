@@ -48,6 +48,9 @@ class Paper:
     paper_text: str | None = None
     assw: str | None = None
     """Author-stated strengths and weaknesses (GEM App. C.4), when the dataset has them."""
+    accept: bool | None = None
+    """The venue's outcome (accepted or not), when the dataset has a decision
+    (:mod:`scorers.data.decisions`); the decision metrics score verdicts against it."""
 
     @property
     def abstract_problem(self) -> str | None:
@@ -136,6 +139,12 @@ class Item:
     held_out: Review | None = None
     """The paper's held-out human review (the human-baseline answer), when the harness has one;
     families that compare the candidate with it (``autopre_panel``) read it here."""
+    verdict_reply: str | None = None
+    """The model under test's answer to the verdict follow-up (a rating and accept/reject,
+    asked after its review; :mod:`scorers.metrics.decision`), when it was asked."""
+    baseline: Mapping[str, Any] | None = None
+    """A rule that states the verdict instead of a reviewer (``{"rule": "committee"}``, ...;
+    :data:`scorers.metrics.decision.verdicts.RULES`): the baseline rows of the leaderboard."""
     domain: str = "peer_review"
     """What is judged (:mod:`scorers.domains`): ``peer_review`` (a paper and its reviews),
     ``summarization`` (an article and summaries; the article is ``paper.abstract``, θ of the

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from scorers.errors import GemTasksError
+
 __all__ = [
     "Decision",
     "DecisionError",
@@ -34,7 +36,7 @@ __all__ = [
 ]
 
 
-class DecisionError(ValueError):
+class DecisionError(GemTasksError, ValueError):
     """A decision that cannot be read, or a decisions file that contradicts itself or the
     records."""
 

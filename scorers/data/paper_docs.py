@@ -19,7 +19,9 @@ from scorers.registry import get_metric, metric_spec, resolve_metric_names
 from scorers.types import CANDIDATE_IS_JUDGMENTS, Item, Paper, Review, abstract_problem
 
 __all__ = [
+    "BASELINE",
     "CANDIDATE_MODE",
+    "VERDICT_REPLY",
     "CHARS_PER_TOKEN",
     "item_from_document",
     "negatives_metadata",
@@ -38,6 +40,12 @@ CANDIDATE_MODE = "candidate_mode"
 """Document key: ``judgments`` (the candidate already is judgment lines), ``preprocess``
 (always rewrite it: the held-out review's stored summary must not stand in), or absent (a
 candidate equal to the held-out review may use its stored summary)."""
+
+VERDICT_REPLY = "verdict_reply"
+"""Document key: the model's answer to the verdict follow-up (after its review)."""
+
+BASELINE = "baseline"
+"""Document key: the baseline rule that states the sample's verdict (no reviewer)."""
 
 
 def _review_dict(review: ReviewRecord) -> dict[str, Any]:
@@ -191,6 +199,11 @@ def paper_document(
         "candidates": [
             {"id": c.id, "text": c.text, "ratings": dict(c.ratings)} for c in paper.candidates
         ],
+        **(
+            {"decision": {"label": paper.decision.label, "accept": paper.decision.accept}}
+            if paper.decision is not None
+            else {}
+        ),
     }
 
 
@@ -216,12 +229,15 @@ def item_from_document(
             abstract=document.get("abstract") or "",
             paper_text=document.get("paper_text"),
             assw=document.get("assw"),
+            accept=(document.get("decision") or {}).get("accept"),
         ),
         candidate=candidate,
         references=reviews_from_metadata(document.get("references")),
         negatives=reviews_from_metadata(document.get("negatives")),
         flags=frozenset({CANDIDATE_IS_JUDGMENTS} if mode == "judgments" else ()),
         held_out=reviews_from_metadata([held_out])[0] if held_out.get("text") else None,
+        verdict_reply=document.get(VERDICT_REPLY),
+        baseline=document.get(BASELINE),
         domain=document.get("domain") or "peer_review",
     )
     if item.candidate_is_held_out and mode != "preprocess":

@@ -652,3 +652,44 @@ def test_summeval_correlation_takes_its_system_level_from_the_leaderboard(tmp_pa
     board = (out / "leaderboard" / "leaderboard.md").read_text()
     assert "system:M11" in board and "rating_mean" in board
     assert (out / "manifest.json").exists()
+
+
+def test_decisions_experiment_writes_the_rows_and_the_unread_verdicts(tmp_path, monkeypatch):
+    """With no model row: the human and baseline rows of one small set, their leaderboard, and
+    the count of verdicts missing a part (the human rows of papers whose held-out review has no
+    rating)."""
+    import json as _json
+
+    from benchmarks.experiments.decisions_iclr import run
+
+    rows = []
+    for i in range(4):
+        ratings = (8, 6, None) if i % 2 == 0 else (3, 3, 6)  # p0, p2: a review without rating
+        rows.append(
+            {
+                "id": f"p{i}",
+                "title": f"Paper {i}",
+                "abstract": "An abstract.",
+                "reviews": [
+                    {"id": f"p{i}r{j}", "text": f"Review {j}.", "rating": r}
+                    for j, r in enumerate(ratings)
+                ],
+            }
+        )
+    records = tmp_path / "papers.jsonl"
+    records.write_text("".join(_json.dumps(r) + "\n" for r in rows))
+    decisions = tmp_path / "decisions.csv"
+    decisions.write_text("id,decision,accept\np0,Accept (Poster),1\np1,Reject,0\np2,Reject,0\n")
+    monkeypatch.setattr(run, "SETS", {"tiny": ("records", records, decisions)})
+    out = tmp_path / "results"
+    run.main(["--model-papers", "0", "--out", str(out)])
+    board = (out / "leaderboard" / "tiny" / "leaderboard.md").read_text()
+    assert "baseline:committee" in board and "human (held-out review)" in board
+    timings = _json.loads((out / "timings.json").read_text())
+    assert set(timings) == {f"tiny/{row}" for row in run.ROWS}
+    verdicts = (out / "verdicts.md").read_text()
+    # the held-out review of each paper is one of its three; where it is the unrated one, the
+    # human verdict is missing, said in the table
+    assert "| tiny/human | 4 |" in verdicts
+    assert "| tiny/baseline:always_reject | 4 | 4 | 4x the rule states no rating |" in verdicts
+    assert "| tiny/baseline:committee | 4 | 0 | – |" in verdicts

@@ -209,6 +209,7 @@ def test_inspect_logs_the_number_the_plain_python_call_gives(tiny_folder, fit_on
             "title": f"Paper {i}",
             "abstract": f"We study method {i}.",
             "paper_text": f"1 Introduction\nWe study method {i} and test it once.",
+            "decision": "Accept (poster)" if i % 2 else "Reject",  # for the decision metrics
             "reviews": [
                 {"id": f"p{i}r{j}", "text": text, "rating": rating}
                 for j, (text, rating) in enumerate(
@@ -253,7 +254,9 @@ def test_inspect_logs_the_number_the_plain_python_call_gives(tiny_folder, fit_on
     [sample] = log.samples
     assert sorted(sample.scores) == names
     unscored = sorted(n for n in names if math.isnan(sample.scores[n].value))
-    assert unscored == [], unscored  # every metric scores: the comparison below is of numbers
+    # every metric scores (the comparison below is of numbers), but for the rate the paper
+    # cannot enter: p0 was rejected, and the false negative rate counts accepted papers
+    assert unscored == ["decision_fnr"], unscored
     resources = Resources(evaluation_lm=f"hf/{tiny_folder}", cache_dir=cache)
     resources.generators = {r: Scripted() for r in ("preprocessor", "judge", "oracle")}
     resources.bind_model("contract_scripted/roles", Scripted())

@@ -20,7 +20,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gem_tasks.analysis.leaderboard.correlate import DEFAULT_CORPUS_KEY, corpus_values
+from gem_tasks.analysis.leaderboard.correlate import (
+    DEFAULT_CORPUS_KEY,
+    corpus_intervals,
+    corpus_values,
+)
 from gem_tasks.analysis.leaderboard.logs import (
     HUMAN_LABEL,
     LEADERBOARD_TASKS,
@@ -332,12 +336,20 @@ def _with_corpus_numbers(
     metrics without one."""
     table = table.copy()
     table["corpus"], table["corpus_key"] = float("nan"), None
+    table["interval"], table["interval_lower"], table["interval_upper"] = None, math.nan, math.nan
     if table.empty:
         return table
+    keys = ["metric", "group", "model"]
+    intervals = corpus_intervals(scores, notes)
+    if not intervals.empty:
+        first = intervals.drop_duplicates(subset=keys)
+        merged = table[keys].merge(first, on=keys, how="left")
+        table["interval"] = merged["interval"].to_numpy()
+        table["interval_lower"] = merged["lower"].astype(float).to_numpy()
+        table["interval_upper"] = merged["upper"].astype(float).to_numpy()
     corpus = corpus_values(scores, DEFAULT_CORPUS_KEY, notes)
     if corpus.empty:
         return table
-    keys = ["metric", "group", "model"]
     merged = table[keys].merge(corpus, on=keys, how="left")
     table["corpus"] = merged["corpus"].astype(float).to_numpy()
     table["corpus_key"] = merged["key"].to_numpy()

@@ -28,8 +28,8 @@ import numpy as np
 import pandas as pd
 
 from gem_tasks.analysis.leaderboard.logs import (
-    HUMAN_LABEL,
     higher_is_better,
+    is_reference_row,
     metric_name,
     metric_order,
 )
@@ -104,7 +104,51 @@ def corpus_keys(metric: str, corpus_key: str | None = DEFAULT_CORPUS_KEY) -> lis
         spec = metric_spec(metric)
     except UnknownMetricError:
         return []
-    return list(getattr(spec, "corpus", None) or {})
+    return [k for k in getattr(spec, "corpus", None) or {} if not is_interval_key(k)]
+
+
+INTERVAL_SUFFIXES = ("_ci95_lower", "_ci95_upper")
+"""Corpus names that are the ends of an interval (``auc_ci95_lower``, ``wilson_ci95_upper``),
+not a number of their own: shown beside the number they bound, never taken as a model's value."""
+
+
+def is_interval_key(key: str) -> bool:
+    """Whether a corpus name is an interval's end (see :data:`INTERVAL_SUFFIXES`)."""
+    return key.endswith(INTERVAL_SUFFIXES)
+
+
+def corpus_intervals(scores: pd.DataFrame, notes: list[str] | None = None) -> pd.DataFrame:
+    """The 95% intervals a scorer's log reports for each (metric, group, model) from one log:
+    columns metric, group, model, interval (``<name>_ci95``), lower, upper (e.g. Wilson's for a
+    proportion, the bootstrap's for an AUC)."""
+    notes = notes if notes is not None else []
+    cache: dict[str, Any] = {}
+    rows = []
+    for (metric, group, entry), sub in scores.groupby(["metric", "group", "entry"], sort=False):
+        try:
+            names = list(getattr(metric_spec(metric), "corpus", None) or {})
+        except UnknownMetricError:
+            continue
+        lows = [k for k in names if k.endswith("_ci95_lower")]
+        if not lows or sub["log"].nunique() != 1:
+            continue
+        reported = _log_metrics(str(sub["log"].iloc[0]), cache, notes).get(
+            str(sub["scorer"].iloc[0]), {}
+        )
+        for low in lows:
+            high = low.replace("_lower", "_upper")
+            if reported.get(low) is not None and reported.get(high) is not None:
+                rows.append(
+                    {
+                        "metric": metric,
+                        "group": group,
+                        "model": entry,
+                        "interval": low.removesuffix("_lower"),
+                        "lower": float(reported[low]),
+                        "upper": float(reported[high]),
+                    }
+                )
+    return pd.DataFrame(rows, columns=["metric", "group", "model", "interval", "lower", "upper"])
 
 
 def corpus_values(
@@ -242,7 +286,8 @@ def metric_correlations(
     elif "value_source" not in frame:
         frame["value_source"] = "value"
     frame["value"] = frame["value"].astype(float)
-    human = frame["is_human"].astype(bool) | frame["model"].astype(str).str.startswith(HUMAN_LABEL)
+    # the human baseline and the baseline rules are reference rows, not models
+    human = frame["is_human"].astype(bool) | frame["model"].astype(str).map(is_reference_row)
     excluded_human = list(dict.fromkeys(frame.loc[human, "model"]))
     models = frame[~human]
     inputs = models[["metric", "group", "model", "value", "value_source", "scored"]].reset_index(

@@ -25,12 +25,14 @@ from scorers.registry import MetricSpec, list_metrics, metric_spec
 from scorers.signature import INFORMATIONAL, comparable
 
 __all__ = [
+    "BASELINE_PREFIX",
     "HUMAN_LABEL",
     "ICLR_TASK",
     "LEADERBOARD_TASKS",
     "REVIEW_QUALITY_TASK",
     "higher_is_better",
     "as_float",
+    "is_reference_row",
     "metric_name",
     "metric_order",
     "nothing_to_rank",
@@ -105,6 +107,25 @@ def as_float(value: Any) -> float | None:
     return None
 
 
+BASELINE_PREFIX = "baseline:"
+"""Row label prefix of a baseline rule's log (``-T candidate=baseline:committee``): rows that
+state verdicts with no reviewer, read against the models, never counted as one."""
+
+
+def _entry(log: EvalLog, human: bool) -> str:
+    """The row a log's scores belong to: the human baseline, a baseline rule, else the model."""
+    if human:
+        return HUMAN_LABEL
+    candidate = str((log.eval.task_args or {}).get("candidate") or "")
+    return candidate if candidate.startswith(BASELINE_PREFIX) else log.eval.model
+
+
+def is_reference_row(entry: str) -> bool:
+    """Whether a row is a reference point rather than a model: the human baseline or a
+    baseline rule."""
+    return entry.startswith(HUMAN_LABEL) or entry.startswith(BASELINE_PREFIX)
+
+
 def _is_human(log: EvalLog) -> bool:
     args = log.eval.task_args or {}
     meta = log.eval.metadata or {}
@@ -132,7 +153,8 @@ def _label_configs(frame: pd.DataFrame) -> None:
     """Runs of one model with different generation settings or model arguments are different
     rows: their label gets the settings that set them apart (``openai/gpt-4o (temperature=0.7)``).
     """
-    for model, sub in frame[~frame["is_human"]].groupby("model"):
+    own_rows = ~frame["is_human"] & (frame["entry"] == frame["model"])  # not a system or rule
+    for model, sub in frame[own_rows].groupby("model"):
         configs = {c: json.loads(c) for c in sub["run_config"].unique()}
         if len(configs) < 2:
             continue
@@ -146,7 +168,9 @@ def _label_configs(frame: pd.DataFrame) -> None:
                 if (k, json.dumps(v, sort_keys=True)) not in shared
             ]
             label = f"{model} ({', '.join(own) if own else 'default settings'})"
-            frame.loc[(frame["model"] == model) & (frame["run_config"] == key), "entry"] = label
+            frame.loc[
+                own_rows & (frame["model"] == model) & (frame["run_config"] == key), "entry"
+            ] = label
 
 
 def task_matches(task: str, tasks: Sequence[str]) -> bool:
@@ -175,7 +199,7 @@ def _read_log(path: str, header: EvalLog, notes: list[str]) -> list[dict[str, An
         "log": shown,
         "created": header.eval.created,
         "model": header.eval.model,
-        "entry": HUMAN_LABEL if human else header.eval.model,
+        "entry": _entry(header, human),
         "is_human": human,
         "setup": _setup(header),
         "run_config": _run_config(header),

@@ -91,6 +91,13 @@ def _group_caption(board: Leaderboard, metric: str, group: str) -> str:
     return f"signature group {group}" + (": " + ", ".join(shown) if shown else "")
 
 
+def _interval(row: Any) -> str:
+    """`` [lower, upper]`` of a row's reported 95% interval, or "" when it has none."""
+    if "interval" not in row or row["interval"] is None or pd.isna(row["interval"]):
+        return ""
+    return f" [{_fmt(row['interval_lower'])}, {_fmt(row['interval_upper'])}]"
+
+
 def _present(value: object) -> bool:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return False
@@ -129,11 +136,18 @@ def leaderboard_markdown(board: Leaderboard) -> str:
         corpus = sub.dropna(subset=["corpus"]) if "corpus" in sub else sub.iloc[0:0]
         if not corpus.empty:
             key = corpus["corpus_key"].iloc[0]
-            shown = ", ".join(f"{r['model']} {_fmt(r['corpus'])}" for _, r in corpus.iterrows())
+            shown = ", ".join(
+                f"{r['model']} {_fmt(r['corpus'])}{_interval(r)}" for _, r in corpus.iterrows()
+            )
             parts.append(
                 f"Corpus-level `{key}` (the run's number for this metric; the mean above is "
                 f"its per-paper diagnostic): {shown}\n"
             )
+        elif "interval" in sub and sub["interval"].notna().any():
+            bounded = sub[sub["interval"].notna()]
+            name = bounded["interval"].iloc[0]
+            shown = ", ".join(f"{r['model']}{_interval(r)}" for _, r in bounded.iterrows())
+            parts.append(f"`{name}` (the log's 95% interval of the mean): {shown}\n")
         pairs = board.pairs[(board.pairs["metric"] == metric) & (board.pairs["group"] == group)]
         if not pairs.empty:
             lines = [

@@ -4,17 +4,55 @@ score the review against independent human reviews (GEM paper §5)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from inspect_ai import Task, task
-from inspect_ai.model import ModelOutput
+from inspect_ai.model import ChatMessageUser, ModelOutput
 from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 
-from gem_tasks.scoring.adapter import make_scorers
+from gem_tasks.scoring.adapter import make_scorers, parse_scorer_names
 from gem_tasks.tasks import eval_card
 from gem_tasks.tasks.samples import negatives_wanted, paper_dataset
+from scorers.data.paper_docs import BASELINE, VERDICT_REPLY
+from scorers.metrics.decision import RULES, verdict_question
+from scorers.registry import metric_spec
 
-__all__ = ["human_review", "iclr"]
+__all__ = ["ask_verdict", "baseline_verdict", "human_review", "iclr"]
+
+
+@solver
+def ask_verdict() -> Solver:
+    """After the review, ask the model under test for its rating and accept/reject decision in
+    a follow-up turn of the same conversation; the review stays the sample's output (the
+    candidate every metric scores), the reply is kept for the decision metrics."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        review = state.output
+        state.messages.append(ChatMessageUser(content=verdict_question()))
+        state = await generate(state)
+        state.metadata[VERDICT_REPLY] = state.output.completion if state.output else ""
+        state.output = review
+        return state
+
+    return solve
+
+
+@solver
+def baseline_verdict(rule: str, rate: float | None, seed: int) -> Solver:
+    """A baseline row: no model and no review; the verdict is the rule's
+    (:data:`scorers.metrics.decision.RULES`)."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        state.metadata[BASELINE] = {"rule": rule, "rate": rate, "seed": seed}
+        state.output = ModelOutput.from_content(model=f"baseline:{rule}", content="")
+        state.completed = True
+        return state
+
+    return solve
+
+
+def _decision_metrics(scorers: str | list[str]) -> list[str]:
+    return [n for n in parse_scorer_names(scorers) if metric_spec(n).family == "decision"]
 
 
 @solver
@@ -37,7 +75,7 @@ def iclr(
     dataset: str | None = None,
     references: int = 2,
     seed: int = 0,
-    candidate: Literal["model", "human"] = "model",
+    candidate: str = "model",
     scorer_lm: str = "embedded",
     scorer_lm_args: dict[str, Any] | None = None,
     scorers: str | list[str] = "gem,gem_raw,gem_s",
@@ -54,8 +92,12 @@ def iclr(
             default: the bundled demo (10 fictional papers written for the project).
         references: human reviews per paper used as references (k); one more is held out.
         seed: seed of the held-out/reference split (identical for every model scored).
-        candidate: ``model`` (the model under test writes the review) or ``human`` (the held-out
-            human review is the answer; no model is called: the human baseline).
+        candidate: ``model`` (the model under test writes the review; with a decision metric
+            among the scorers it is then asked its rating and decision in a follow-up turn),
+            ``human`` (the held-out human review is the answer, its stored rating the verdict;
+            no model is called: the human baseline) or ``baseline:<rule>`` (no review; the
+            verdict of ``always_reject``, ``base_rate`` or ``committee``: decision metrics
+            only).
         scorer_lm: evaluation-LM spec: ``embedded`` (SmolLM2-135M, CPU, offline),
             ``hf/<model>`` or ``vllm/<model>``.
         scorer_lm_args: backend options: ``{base_url: "http://host:8000/v1"}`` (or a list of
@@ -76,20 +118,41 @@ def iclr(
             (the f-variational cells, TV direct with ``tv_direct_form: product``), else none.
             Fewer than that many other papers is an error, and so is 0 with such a metric.
     """
-    if candidate not in ("model", "human"):
-        raise ValueError(f"candidate must be 'model' or 'human', got {candidate!r}")
+    rule = candidate.removeprefix("baseline:") if candidate.startswith("baseline:") else None
+    if candidate not in ("model", "human") and rule not in RULES:
+        raise ValueError(
+            f"candidate must be 'model', 'human' or 'baseline:<rule>' with a rule of "
+            f"{sorted(RULES)}, got {candidate!r}"
+        )
+    deciding = _decision_metrics(scorers)
+    if rule is not None:
+        others = [n for n in parse_scorer_names(scorers) if n not in deciding]
+        if others:
+            raise ValueError(
+                f"candidate={candidate} writes no review, so only the decision metrics apply; "
+                f"{', '.join(others)} score a review's text"
+            )
+    samples = paper_dataset(
+        dataset,
+        references=references,
+        seed=seed,
+        max_paper_tokens=max_paper_tokens,
+        negatives=negatives_wanted(scorers, negatives, scorer_options=scorer_options),
+        scorers=scorers,
+        scorer_options=scorer_options,
+    )
+    if rule is not None:
+        decided = [s.metadata["decision"]["accept"] for s in samples if s.metadata.get("decision")]
+        rate = sum(1 for a in decided if a) / len(decided) if decided else None
+        solver: Solver | list[Solver] = baseline_verdict(rule, rate, seed)
+    elif candidate == "human":
+        solver = human_review()
+    else:
+        solver = [generate(), ask_verdict()] if deciding else generate()
     return Task(
         version=eval_card(Path(__file__).parent)["version"],
-        dataset=paper_dataset(
-            dataset,
-            references=references,
-            seed=seed,
-            max_paper_tokens=max_paper_tokens,
-            negatives=negatives_wanted(scorers, negatives, scorer_options=scorer_options),
-            scorers=scorers,
-            scorer_options=scorer_options,
-        ),
-        solver=human_review() if candidate == "human" else generate(),
+        dataset=samples,
+        solver=solver,
         scorer=make_scorers(
             scorers,
             scorer_lm=scorer_lm,

@@ -1,0 +1,137 @@
+"""Does the review get the verdict right? Decision and rating accuracy against ICLR's real
+outcomes (issue #37): the baseline rows (always reject, the base-rate coin, the committee rule),
+the human row (the held-out reviewer's stored rating) and the embedded SmolLM2-135M's row (its
+review, then its rating and decision asked in a follow-up turn), on ICLR 2020 (the 300 papers of
+``iclr2020_gppm``, ratings stored per review) and ICLR 2023 (the 1,200 papers of the GEM release,
+no per-review ratings), each set joined with its decisions file by forum id.
+
+    python -m benchmarks.experiments.decisions_iclr.run --model-papers 30
+
+Writes ``benchmarks/experiments/decisions_iclr/results/``: ``leaderboard/<year>/`` (the
+leaderboard of the rows, as ``gem-tasks leaderboard`` writes it), ``verdicts.md`` (per year and
+row, how many verdicts could not be read and why), ``timings.json``, ``manifest.json``; the
+logs and the joined records go to ``results/logs/`` and ``results/data/`` (not committed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from inspect_ai import eval as inspect_eval
+
+from benchmarks.common.manifest import Run
+from benchmarks.common.paths import SHARED_DATA
+from gem_tasks.analysis.leaderboard.compare import compare_logs
+from gem_tasks.analysis.leaderboard.render import write_leaderboard
+from gem_tasks.tasks.iclr import iclr
+from scorers.data.sources.openreview.convert import ConvertConfig, convert_dataset
+
+HERE = Path(__file__).resolve().parent
+SETS = {
+    "iclr2020": (
+        "records",
+        SHARED_DATA / "iclr2020_gppm" / "iclr2020_papers.jsonl",
+        SHARED_DATA / "decisions" / "iclr2020_decisions.csv",
+    ),
+    "iclr2023": (
+        "gem-release",
+        SHARED_DATA / "iclr2023_gem" / "iclr2023_reviews.jsonl",
+        SHARED_DATA / "decisions" / "iclr2023_decisions.csv",
+    ),
+}
+SCORERS = (
+    "decision_accuracy,decision_balanced_accuracy,decision_fpr,decision_fnr,decision_auc,"
+    "rating_error"
+)
+ROWS = ("human", "baseline:always_reject", "baseline:base_rate", "baseline:committee")
+
+
+def joined_records(name: str, out: Path) -> Path:
+    """The set's records with its decisions joined (every review kept, two or more a paper)."""
+    source, data, decisions = SETS[name]
+    result = convert_dataset(
+        ConvertConfig(
+            source=source,
+            input=str(data),
+            out=out / name,
+            min_reviews=2,
+            reviews_per_paper=None,
+            decisions=decisions,
+        ),
+        progress=False,
+    )
+    return result.paths["jsonl"]
+
+
+def unread_verdicts(log: Any) -> dict[str, Any]:
+    """How many samples' verdicts lacked a part, and why (grouped)."""
+    why: Counter[str] = Counter()
+    for sample in log.samples or []:
+        score = (sample.scores or {}).get("decision_accuracy")
+        missing = (score.metadata or {}).get("verdict_missing") if score else None
+        if missing:
+            why[missing.split(":")[0]] += 1
+    return {"samples": len(log.samples or []), "missing": sum(why.values()), "why": dict(why)}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--model-papers", type=int, default=30, help="papers the embedded model reviews per set"
+    )
+    parser.add_argument("--model", default="smollm2/embedded", help="the model under test")
+    parser.add_argument("--max-tokens", type=int, default=1024, help="its reply limit")
+    parser.add_argument("--out", type=Path, default=HERE / "results")
+    args = parser.parse_args(argv)
+    inputs = [p for _, data, decisions in SETS.values() for p in (data, decisions)]
+    missing = [str(p) for p in inputs if not p.exists()]
+    if missing:
+        raise SystemExit(f"not found (the shared data is not in this checkout): {missing}")
+    provenance = Run(args.out, data=inputs, settings=vars(args))
+    timings: dict[str, float] = {}
+    verdicts: dict[str, dict[str, Any]] = {}
+    for name in SETS:
+        records = joined_records(name, args.out / "data")
+        logs = args.out / "logs" / name
+        runs = [(row, "none", None) for row in ROWS]
+        if args.model_papers:
+            runs.append(("model", args.model, args.model_papers))
+        for candidate, model, limit in runs:
+            started = time.perf_counter()
+            [log] = inspect_eval(
+                iclr(dataset=str(records), candidate=candidate, scorers=SCORERS),
+                model=model,
+                limit=limit,
+                max_tokens=args.max_tokens if candidate == "model" else None,
+                log_dir=str(logs),
+                display="plain",
+            )
+            if log.status != "success":
+                raise SystemExit(f"{name} {candidate} failed: {log.error}")
+            label = args.model if candidate == "model" else candidate
+            timings[f"{name}/{label}"] = round(time.perf_counter() - started, 1)
+            verdicts[f"{name}/{label}"] = unread_verdicts(log)
+        write_leaderboard(compare_logs([logs], progress=False), args.out / "leaderboard" / name)
+    (args.out / "timings.json").write_text(json.dumps(timings, indent=1) + "\n")
+    lines = [
+        "# Verdicts that could not be read",
+        "",
+        "Per set and row: samples, verdicts missing a part (no rating or no decision), and why.",
+        "",
+        "| row | samples | missing | why |",
+        "| --- | --- | --- | --- |",
+    ]
+    for row, found in verdicts.items():
+        why = "; ".join(f"{n}x {w}" for w, n in found["why"].items()) or "–"
+        lines.append(f"| {row} | {found['samples']} | {found['missing']} | {why} |")
+    (args.out / "verdicts.md").write_text("\n".join(lines) + "\n")
+    provenance.finish()
+
+
+if __name__ == "__main__":
+    main()

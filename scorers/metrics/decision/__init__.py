@@ -1,0 +1,80 @@
+"""Decision and rating accuracy against the venue's real outcomes (issue #37): the verdict each
+review leads to, stated in a follow-up turn (or by the held-out reviewer's rating, or by a
+baseline rule), scored against the accept/reject decision the data holds. See
+:mod:`.verdicts` (where a verdict comes from, how a reply is read) and :mod:`.outcomes` (the
+numbers and their intervals)."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from scorers.metrics.decision.outcomes import (
+    DECISION_VERSION,
+    DecisionMetric,
+    corpus_auc,
+    corpus_balanced,
+    corpus_wilson,
+)
+from scorers.metrics.decision.verdicts import (
+    ACCEPT_THRESHOLD,
+    RULES,
+    Verdict,
+    parse_verdict,
+    verdict_of,
+    verdict_question,
+)
+from scorers.registry import register_metric_class
+
+__all__ = [
+    "ACCEPT_THRESHOLD",
+    "RULES",
+    "Verdict",
+    "parse_verdict",
+    "verdict_of",
+    "verdict_question",
+]
+
+_SOURCE = (
+    "issue #37: the outcome measures of AI Scientist's review bench (accuracy, balanced "
+    "accuracy, AUC, FPR/FNR), DeepReviewer and ReviewerToo (rating error, decision accuracy)"
+)
+_WILSON = {
+    "wilson_ci95_lower": partial(corpus_wilson, bound=0),
+    "wilson_ci95_upper": partial(corpus_wilson, bound=1),
+}
+
+for _name, _kind, _display, _up, _corpus, _description in (
+    ("decision_accuracy", "accuracy", "Decision accuracy", True, _WILSON,
+     "1 when the stated accept/reject is the venue's decision; Wilson 95% CI"),
+    ("decision_balanced_accuracy", "balanced_accuracy", "Decision balanced accuracy", True,
+     {"balanced_accuracy": partial(corpus_balanced, bound=None),
+      "balanced_accuracy_ci95_lower": partial(corpus_balanced, bound=0),
+      "balanced_accuracy_ci95_upper": partial(corpus_balanced, bound=1)},
+     "mean of the true positive and true negative rates (corpus); per paper 1/0 correct"),
+    ("decision_fpr", "fpr", "Decision FPR", False, _WILSON,
+     "share of rejected papers the verdict accepts; Wilson 95% CI"),
+    ("decision_fnr", "fnr", "Decision FNR", False, _WILSON,
+     "share of accepted papers the verdict rejects; Wilson 95% CI"),
+    ("decision_auc", "auc", "Rating AUC", True,
+     {"auc": partial(corpus_auc, bound=None),
+      "auc_ci95_lower": partial(corpus_auc, bound=0),
+      "auc_ci95_upper": partial(corpus_auc, bound=1)},
+     "AUC of the stated rating as a score for acceptance (corpus; bootstrap 95% CI); per "
+     "paper the rating"),
+    ("rating_error", "rating_error", "Rating error", False, {},
+     "|stated rating − the other reviewers' mean rating| (mean: the MAE)"),
+):  # fmt: skip
+    register_metric_class(
+        DecisionMetric,
+        fixed={"kind": _kind},
+        name=_name,
+        display_name=_display,
+        family="decision",
+        higher_is_better=_up,
+        needs=frozenset({"references"}),
+        version=DECISION_VERSION,
+        empty_candidate="unscored",
+        description=_description,
+        source=_SOURCE,
+        corpus=_corpus,
+    )

@@ -1,0 +1,157 @@
+"""Where a verdict comes from and how it is read: a rating on ICLR's 1-10 scale and an
+accept/reject decision, stated by the model under test in a follow-up turn after its review, by
+the held-out human reviewer's stored rating, or by a rule that needs no reviewer (the baseline
+rows). A verdict that cannot be read, or that the data cannot give, carries the reason; nothing
+is guessed (issue #37).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import prompts
+from scorers.types import Item
+
+__all__ = [
+    "ACCEPT_THRESHOLD",
+    "RULES",
+    "VERDICT_PROMPT",
+    "Verdict",
+    "other_reviewers_rating",
+    "parse_verdict",
+    "verdict_of",
+    "verdict_question",
+]
+
+ACCEPT_THRESHOLD = 6.0
+"""The lowest rating on the accept side of the scale every record's ratings are on (ICLR
+2024/25's 1-10, onto which the builder maps every form; ICLR 2020's 1/3/6/8 and ICLR 2023's
+1/3/5/6/8/10 are already on it): 6, "marginally above the acceptance threshold" (2023+) or "weak
+accept" (2020). A rating at or above it leans to acceptance."""
+
+VERDICT_PROMPT = "decision/verdict_user"
+"""The follow-up question, asked in the review's conversation after the review."""
+
+RULES = {
+    "always_reject": "reject every paper (the majority class at ICLR)",
+    "base_rate": "accept each paper with the dataset's acceptance rate, by a seeded coin",
+    "committee": f"accept when the mean rating of the other reviewers is at least "
+    f"{ACCEPT_THRESHOLD:g}; that mean is the rule's rating",
+}
+"""The baseline rules that state a verdict with no reviewer."""
+
+
+def verdict_question() -> str:
+    """The verdict follow-up's text (``prompts/decision/verdict_user.jinja``)."""
+    return prompts.render(VERDICT_PROMPT, threshold=f"{ACCEPT_THRESHOLD:g}")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A stated rating (None when none was stated) and decision (None likewise), where they
+    came from, and why a part is missing."""
+
+    rating: float | None
+    accept: bool | None
+    source: str
+    missing: str | None = None
+
+
+_NUMBER = r"(\d+(?:\.\d+)?)"
+_RATING = re.compile(rf"rating\W{{0,6}}?(?:[:=]|is)?\W{{0,4}}{_NUMBER}", re.IGNORECASE)
+_OUT_OF_TEN = re.compile(rf"{_NUMBER}\s*(?:/|out of)\s*10\b", re.IGNORECASE)
+_DECISION = re.compile(r"decision\W{0,6}?(?:[:=]|is)?\W{0,4}(accept|reject)", re.IGNORECASE)
+_WORD = re.compile(r"\b(accept|reject)(?:ed|s)?\b", re.IGNORECASE)
+
+
+def parse_verdict(reply: str) -> Verdict:
+    """The rating and decision a follow-up reply states. Read: a labelled rating ("Rating: 6",
+    "**Rating**: 6", "rating is 6") else "6/10"; a labelled decision ("Decision: Reject") else the
+    one of "accept"/"reject" (or "accepted", "rejected") the reply uses, when it uses only one. A
+    rating outside 1-10 is not a rating; a reply that uses both words without a label states no
+    decision. ``missing`` says which part could not be read."""
+    text = reply or ""
+    found = _RATING.search(text) or _OUT_OF_TEN.search(text)
+    rating = float(found.group(1)) if found else None
+    problems = []
+    if rating is not None and not 1 <= rating <= 10:
+        problems.append(f"a rating of {rating:g} is outside the 1-10 scale")
+        rating = None
+    elif rating is None:
+        problems.append("no rating")
+    labelled = _DECISION.search(text)
+    if labelled:
+        accept: bool | None = labelled.group(1).lower() == "accept"
+    else:
+        words = {w.lower() for w in _WORD.findall(text)}
+        accept = (words == {"accept"}) if len(words) == 1 else None
+        if len(words) > 1:
+            problems.append("both accept and reject, with no 'Decision:' label")
+        elif not words:
+            problems.append("no accept/reject decision")
+    missing = None
+    if problems:
+        missing = f"the verdict reply states {'; '.join(problems)}: {text.strip()[:160]!r}"
+    return Verdict(rating, accept, "the model's follow-up reply", missing)
+
+
+def other_reviewers_rating(item: Item) -> float | None:
+    """The mean stated rating of the item's reference reviews (the other reviewers: the same
+    reviews for every candidate of a paper), None when none has a rating."""
+    ratings = [r.rating for r in item.references if r.rating is not None]
+    return sum(ratings) / len(ratings) if ratings else None
+
+
+def _coin(paper_id: str, seed: int, rate: float) -> bool:
+    digest = hashlib.sha256(f"{seed}:base_rate:{paper_id}".encode()).hexdigest()
+    return int(digest[:13], 16) / 16**13 < rate
+
+
+def _rule_verdict(item: Item, rule: Mapping[str, Any]) -> Verdict:
+    name = rule.get("rule")
+    source = f"the {name} rule"
+    if name == "always_reject":
+        return Verdict(None, False, source, "the rule states no rating")
+    if name == "base_rate":
+        rate = rule.get("rate")
+        if not isinstance(rate, int | float) or not 0 <= rate <= 1:
+            return Verdict(None, None, source, "no acceptance rate for the base-rate rule")
+        accept = _coin(item.paper.id, int(rule.get("seed", 0)), float(rate))
+        return Verdict(None, accept, source, "the rule states no rating")
+    if name == "committee":
+        mean = other_reviewers_rating(item)
+        if mean is None:
+            return Verdict(None, None, source, "the other reviewers' reviews carry no rating")
+        return Verdict(mean, mean >= ACCEPT_THRESHOLD, source)
+    raise ValueError(f"unknown baseline rule {name!r}; known: {sorted(RULES)}")
+
+
+def verdict_of(item: Item) -> Verdict:
+    """The verdict the item's candidate states: a rule's (``item.baseline``), the held-out human
+    reviewer's (their stored rating; accept when at or above :data:`ACCEPT_THRESHOLD`), or the
+    model's follow-up reply's (:func:`parse_verdict`)."""
+    if item.baseline is not None:
+        return _rule_verdict(item, item.baseline)
+    if item.candidate_is_held_out:
+        rating = item.held_out.rating if item.held_out is not None else None
+        if rating is None:
+            return Verdict(
+                None,
+                None,
+                "the held-out reviewer's rating",
+                "the held-out review has no stored rating (the data carries none for it)",
+            )
+        return Verdict(rating, rating >= ACCEPT_THRESHOLD, "the held-out reviewer's rating")
+    if item.verdict_reply is None:
+        return Verdict(
+            None,
+            None,
+            "none",
+            "no verdict was asked: the task asks the model its rating and decision after the "
+            "review when a decision metric is among the scorers",
+        )
+    return parse_verdict(item.verdict_reply)
