@@ -29,6 +29,14 @@ else
     python -m pip uninstall --quiet -y torchvision torchaudio torchcodec
   fi
   export GEM_TASKS_REQUIRE_VLLM=1
+  # a headless browser for the HTML leaderboard's test: Debian's chromium (playwright drives it)
+  if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -qq chromium >/dev/null 2>&1 \
+      || { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq chromium >/dev/null 2>&1; } \
+      || echo "could not install chromium: the HTML leaderboard's browser test will fail" >&2
+  fi
+  export GEM_TASKS_REQUIRE_CHROMIUM=1
 fi
 set -- ${args[@]+"${args[@]}"}
 

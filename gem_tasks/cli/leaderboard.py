@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 from gem_tasks.analysis.leaderboard.compare import __doc__ as COMPARE_DOC
@@ -15,6 +16,7 @@ from gem_tasks.analysis.leaderboard.correlate import (
     correlations_from_args,
     write_correlations,
 )
+from gem_tasks.analysis.leaderboard.html import write_leaderboard_html
 from gem_tasks.analysis.leaderboard.params import read_params
 from gem_tasks.analysis.leaderboard.render import leaderboard_markdown, write_leaderboard
 
@@ -24,11 +26,22 @@ __all__ = ["add_leaderboard_command"]
 def _run(args: argparse.Namespace) -> int:
     if args.plot and not args.out:
         raise ValueError("--plot writes PNG files: give an output folder with --out DIR")
+    if args.html and not args.out:
+        raise ValueError("--html writes leaderboard.html: give an output folder with --out DIR")
     params = read_params(args.params) if args.params else None
     board = compare_logs(args.logs, merge=args.merge, progress=not args.quiet)
     correlations = correlations_from_args(board, args)
     if args.out:  # files first: the printout may go to a pipe that closes early
         paths = write_leaderboard(board, args.out, params=params, plot=args.plot)
+        if args.html:
+            plots = {
+                tuple(key.split(":", 2)[1:]): path
+                for key, path in paths.items()
+                if key.startswith("plot:")
+            }
+            paths["html"] = write_leaderboard_html(
+                board, Path(args.out) / "leaderboard.html", plots
+            )
         for result in correlations:
             paths.update(
                 {
@@ -65,6 +78,12 @@ def add_leaderboard_command(subparsers: Any) -> None:
         "--params", help="YAML or CSV of model -> parameters in billions (for the plot)"
     )
     parser.add_argument("--plot", action="store_true", help="write a PNG per metric (needs --out)")
+    parser.add_argument(
+        "--html",
+        action="store_true",
+        help="write leaderboard.html, one self-contained page: sortable tables with intervals, "
+        "baseline rows marked, the plots (with --plot) embedded (needs --out)",
+    )
     add_correlation_arguments(parser, "--correlate-with", "--against")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(run=_run)

@@ -685,6 +685,8 @@ def test_decisions_experiment_writes_the_rows_and_the_unread_verdicts(tmp_path, 
     run.main(["--model-papers", "0", "--out", str(out)])
     board = (out / "leaderboard" / "tiny" / "leaderboard.md").read_text()
     assert "baseline:committee" in board and "human (held-out review)" in board
+    page = (out / "leaderboard" / "tiny" / "leaderboard.html").read_text()
+    assert "baseline:committee" in page and "data:image/png;base64," in page
     timings = _json.loads((out / "timings.json").read_text())
     assert set(timings) == {f"tiny/{row}" for row in run.ROWS}
     verdicts = (out / "verdicts.md").read_text()

@@ -8,7 +8,9 @@ no per-review ratings), each set joined with its decisions file by forum id.
     python -m benchmarks.experiments.decisions_iclr.run --model-papers 30
 
 Writes ``benchmarks/experiments/decisions_iclr/results/``: ``leaderboard/<year>/`` (the
-leaderboard of the rows, as ``gem-tasks leaderboard`` writes it), ``verdicts.md`` (per year and
+leaderboard of the rows as ``gem-tasks leaderboard --html --plot`` writes it, the page a
+self-contained ``leaderboard.html``, and ``leaderboard.png``, a screenshot of its top taken with
+headless Chromium where one is installed), ``verdicts.md`` (per year and
 row, how many verdicts could not be read and why), ``timings.json``, ``manifest.json``; the
 logs and the joined records go to ``results/logs/`` and ``results/data/`` (not committed).
 """
@@ -17,6 +19,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -27,6 +31,7 @@ from inspect_ai import eval as inspect_eval
 from benchmarks.common.manifest import Run
 from benchmarks.common.paths import SHARED_DATA
 from gem_tasks.analysis.leaderboard.compare import compare_logs
+from gem_tasks.analysis.leaderboard.html import write_leaderboard_html
 from gem_tasks.analysis.leaderboard.render import write_leaderboard
 from gem_tasks.tasks.iclr import iclr
 from scorers.data.sources.openreview.convert import ConvertConfig, convert_dataset
@@ -79,6 +84,26 @@ def unread_verdicts(log: Any) -> dict[str, Any]:
     return {"samples": len(log.samples or []), "missing": sum(why.values()), "why": dict(why)}
 
 
+def screenshot(page: Path, out: Path) -> Path | None:
+    """The top of ``page`` (1200 x 900 pixels) rendered by headless Chromium, or None (with a
+    message) when no Chromium is installed."""
+    executable = shutil.which("chromium") or shutil.which("chromium-browser")
+    if executable is None:
+        print(f"no chromium: {out} not written", file=sys.stderr)
+        return None
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        try:
+            view = browser.new_page(viewport={"width": 1200, "height": 900})
+            view.goto(page.resolve().as_uri())
+            view.screenshot(path=str(out))
+        finally:
+            browser.close()
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -116,7 +141,12 @@ def main(argv: list[str] | None = None) -> None:
             label = args.model if candidate == "model" else candidate
             timings[f"{name}/{label}"] = round(time.perf_counter() - started, 1)
             verdicts[f"{name}/{label}"] = unread_verdicts(log)
-        write_leaderboard(compare_logs([logs], progress=False), args.out / "leaderboard" / name)
+        board = compare_logs([logs], progress=False)
+        folder = args.out / "leaderboard" / name
+        paths = write_leaderboard(board, folder, plot=True)
+        plots = {tuple(k.split(":", 2)[1:]): p for k, p in paths.items() if k.startswith("plot:")}
+        page = write_leaderboard_html(board, folder / "leaderboard.html", plots)
+        screenshot(page, folder / "leaderboard.png")
     (args.out / "timings.json").write_text(json.dumps(timings, indent=1) + "\n")
     lines = [
         "# Verdicts that could not be read",

@@ -54,6 +54,7 @@ def plot_group(
     title: str,
     level: float = 0.90,
     params: Mapping[str, float] | None = None,
+    ylabel: str = "score",
 ) -> LeaderboardPlot:
     """Plot one metric and signature group (rows of a leaderboard table) to a PNG.
 
@@ -130,7 +131,7 @@ def plot_group(
         else:
             ax.set_xticks(x, [str(m) for m in models["model"]], rotation=30, ha="right")
             ax.set_xlabel("model (by rank)")
-        ax.set_ylabel("score (nats)")
+        ax.set_ylabel(ylabel)
         ax.set_title("\n".join(textwrap.fill(t, 90) for t in title.splitlines()), fontsize=8)
         ax.margins(x=0.15)
         ax.legend(fontsize=7, loc="best")
@@ -167,11 +168,12 @@ def plot_leaderboard(
     figures = []
     for (metric, group), rows in board.table.groupby(["metric", "group"], sort=False):
         lm = board.groups[(board.groups["metric"] == metric) & (board.groups["group"] == group)]
-        caption = (
-            f"evaluation LM {lm.iloc[0]['evaluation_lm']}"
-            if not lm.empty
-            else "signature groups merged"
-        )
+        if lm.empty:
+            caption = "signature groups merged"
+        elif lm.iloc[0].get("evaluation_lm") is None or pd.isna(lm.iloc[0].get("evaluation_lm")):
+            caption = "no evaluation LM"
+        else:
+            caption = f"evaluation LM {lm.iloc[0]['evaluation_lm']}"
         figures.append(
             plot_group(
                 rows,
@@ -179,6 +181,7 @@ def plot_leaderboard(
                 title=f"{metric_name(metric)}, signature group {group}\n{caption}",
                 level=board.level,
                 params=params,
+                ylabel=metric_name(metric),
             )
         )
     return figures

@@ -64,7 +64,7 @@ _CAPTION_SKIP = frozenset(
 )
 
 
-def _group_caption(board: Leaderboard, metric: str, group: str) -> str:
+def group_caption(board: Leaderboard, metric: str, group: str) -> str:
     if group == "merged":
         return "all signature groups merged (--merge)"
     row = board.groups[(board.groups["metric"] == metric) & (board.groups["group"] == group)]
@@ -117,7 +117,7 @@ def leaderboard_markdown(board: Leaderboard) -> str:
             "together.**\n"
         )
     for (metric, group), sub in board.table.groupby(["metric", "group"], sort=False):
-        parts.append(f"## {metric_name(metric)} — {_group_caption(board, metric, group)}\n")
+        parts.append(f"## {metric_name(metric)} — {group_caption(board, metric, group)}\n")
         lines = [
             f"| rank | model | papers scored | unscored | errored | mean | SE | {pct} CI | "
             "significantly better than |",

@@ -1,0 +1,107 @@
+"""The HTML leaderboard (issue #37): one self-contained page, rendered in headless Chromium
+(Debian's, driven by playwright) and checked by what it shows: a table per metric, the human and
+baseline rows marked, sorting by a clicked column, the plot drawn from its data URI, and no
+request leaving the page."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from gem_tasks.cli import main as cli_main
+
+
+def _chromium() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found is None:
+        if os.environ.get("GEM_TASKS_REQUIRE_CHROMIUM"):
+            pytest.fail("no chromium: scripts/test.sh installs Debian's (apt-get install chromium)")
+        pytest.skip("no chromium here (the full test command installs it)")
+    return found
+
+
+def _logs(tmp_path: Path) -> Path:
+    """Real logs of the iclr task on records with decisions: the human row, two baselines."""
+    from inspect_ai import eval as inspect_eval
+
+    from gem_tasks.tasks.iclr import iclr
+
+    rows = []
+    for i in range(8):
+        accept = i % 2 == 0
+        ratings = (8, 6, 8) if accept else (3, 6, 3)
+        rows.append(
+            {
+                "id": f"p{i}",
+                "title": f"Paper {i}",
+                "abstract": "An abstract.",
+                "decision": "Accept (poster)" if accept else "Reject",
+                "reviews": [
+                    {"id": f"p{i}r{j}", "text": f"Review {j}.", "rating": r}
+                    for j, r in enumerate(ratings)
+                ],
+            }
+        )
+    records = tmp_path / "records.jsonl"
+    records.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    logs = tmp_path / "logs"
+    for candidate in ("human", "baseline:committee", "baseline:always_reject"):
+        inspect_eval(
+            iclr(dataset=str(records), candidate=candidate, scorers="decision_accuracy"),
+            model="none",
+            log_dir=str(logs),
+            display="none",
+        )
+    return logs
+
+
+def test_the_html_page_renders_sorts_and_fetches_nothing(tmp_path, capsys):
+    from playwright.sync_api import sync_playwright
+
+    executable = _chromium()
+    out = tmp_path / "board"
+    status = cli_main(["leaderboard", str(_logs(tmp_path)), "--out", str(out), "--html", "--plot"])
+    assert status == 0, capsys.readouterr().err
+    page_file = out / "leaderboard.html"
+    text = page_file.read_text()
+    assert "http://" not in text and "https://" not in text and "<link" not in text
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        try:
+            page = browser.new_page()
+            requests: list[str] = []
+            page.on("request", lambda r: requests.append(r.url))
+            page.goto(page_file.as_uri())
+            assert page.title() == "GRE-bench leaderboard"
+            assert page.locator("h2").first.inner_text() == "Decision accuracy"
+            table = page.locator("table.board").first
+            models = table.locator("tbody td.model")
+            assert models.count() == 3
+            # ranked: the committee (right on every paper) first, always-reject (half) last
+            first = models.nth(0).inner_text()
+            assert first.startswith("baseline:committee") and first.endswith("baseline")
+            assert table.locator("tr.human").count() == 1
+            assert table.locator("tr.baseline").count() == 2
+            assert "human" in table.locator("tr.human .badge").inner_text()
+            # the Wilson interval the log reports is a column of its own
+            assert "wilson 95% interval" in table.locator("thead").inner_text()
+            header = table.locator("th", has_text="mean")
+            header.click()  # ascending: the lowest mean first
+            assert models.nth(0).inner_text().startswith("baseline:always_reject")
+            assert header.get_attribute("aria-sort") == "ascending"
+            header.click()
+            assert models.nth(0).inner_text().startswith("baseline:committee")
+            image = page.locator("img.plot").first
+            assert image.evaluate("img => img.complete && img.naturalWidth > 0")
+            assert all(u.startswith(("file:", "data:")) for u in requests), requests
+        finally:
+            browser.close()
+
+
+def test_html_needs_an_output_folder(tmp_path, capsys):
+    assert cli_main(["leaderboard", str(tmp_path), "--html"]) == 2
+    assert "--html writes leaderboard.html" in capsys.readouterr().err
