@@ -254,6 +254,29 @@ def pearson_confidence_interval(r: float, n: int, level: float = 0.95) -> tuple[
     return (math.tanh(z - half), math.tanh(z + half))
 
 
+def spearman_confidence_interval(rho: float, n: int, level: float = 0.95) -> tuple[float, float]:
+    """Confidence interval of Spearman's ``rho`` over ``n`` pairs by Fisher's z with the
+    Fieller, Hartley & Pearson (1957) variance ``1.06 / (n − 3)``:
+    ``tanh(atanh(rho) ± z_{(1+level)/2} sqrt(1.06 / (n − 3)))``. ``|rho| = 1`` gives
+    ``(rho, rho)``.
+
+    Raises:
+        ValueError: as :func:`pearson_confidence_interval` (``n < 4``, ``rho`` not a
+            correlation, ``level`` outside (0, 1)).
+    """
+    if not 0 < level < 1:
+        raise ValueError(f"level must be between 0 and 1, got {level}")
+    if not (math.isfinite(rho) and -1 <= rho <= 1):
+        raise ValueError(f"rho must be a correlation in [-1, 1], got {rho}")
+    if n < 4:
+        raise ValueError(f"the Fisher-z interval needs at least 4 pairs, got {n}")
+    if abs(rho) == 1:
+        return (float(rho), float(rho))
+    half = float(stats.norm.ppf(0.5 + level / 2)) * math.sqrt(1.06 / (n - 3))
+    z = math.atanh(rho)
+    return (math.tanh(z - half), math.tanh(z + half))
+
+
 # -- paired model-vs-model comparisons (leaderboard) ---------------------------------------------
 
 __all__ += ["PairedComparison", "holm_adjust", "paired_comparison"]

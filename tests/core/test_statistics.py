@@ -173,3 +173,17 @@ def test_signed_rank_test_matches_scipy_and_hand():
     assert all(math.isnan(v) for v in signed_rank_test([1.0, 2.0], [1.0, 3.0], "less"))
     with pytest.raises(ValueError, match="alternative"):
         signed_rank_test(BEFORE, AFTER, alternative="up")
+
+
+def test_spearman_interval_by_hand():
+    """Fisher's z with the Fieller-Hartley-Pearson variance: rho 0.5 over 12 pairs at 95%."""
+    import math
+
+    from scorers.validation.statistics import spearman_confidence_interval
+
+    half = 1.959963984540054 * math.sqrt(1.06 / 9)
+    expected = (math.tanh(math.atanh(0.5) - half), math.tanh(math.atanh(0.5) + half))
+    assert spearman_confidence_interval(0.5, 12) == pytest.approx(expected)
+    assert spearman_confidence_interval(-1.0, 12) == (-1.0, -1.0)
+    with pytest.raises(ValueError, match="at least 4 pairs"):
+        spearman_confidence_interval(0.5, 3)

@@ -35,7 +35,12 @@ from gem_tasks.analysis.leaderboard.logs import (
 )
 from scorers.errors import UnknownMetricError
 from scorers.registry import metric_spec
-from scorers.validation.statistics import pearson, pearson_confidence_interval, spearman
+from scorers.validation.statistics import (
+    pearson,
+    pearson_confidence_interval,
+    spearman,
+    spearman_confidence_interval,
+)
 
 if TYPE_CHECKING:
     from gem_tasks.analysis.leaderboard.types import Leaderboard
@@ -311,7 +316,7 @@ def metric_correlations(
             ]
             x = sub.loc[both, "value"].to_numpy(dtype=float)
             y = base.loc[both, "value"].to_numpy(dtype=float)
-            r = p = lower = upper = rho = math.nan
+            r = p = lower = upper = rho = rho_lower = rho_upper = math.nan
             reasons = []
             try:
                 r, p = pearson(x, y)
@@ -321,6 +326,8 @@ def metric_correlations(
                 rho, _ = spearman(x, y)
                 try:
                     lower, upper = pearson_confidence_interval(r, len(both), level)
+                    if math.isfinite(rho):
+                        rho_lower, rho_upper = spearman_confidence_interval(rho, len(both), level)
                 except ValueError as exc:
                     reasons.append(str(exc))
             thin = [
@@ -344,6 +351,8 @@ def metric_correlations(
                     lower_col: lower,
                     upper_col: upper,
                     "spearman_rho": rho,
+                    "spearman_lower": rho_lower,
+                    "spearman_upper": rho_upper,
                     "below_min_scored": ", ".join(thin),
                     "note": "; ".join(reasons),
                 }
@@ -363,6 +372,8 @@ def metric_correlations(
         lower_col,
         upper_col,
         "spearman_rho",
+        "spearman_lower",
+        "spearman_upper",
         "below_min_scored",
         "note",
     ]
@@ -425,8 +436,9 @@ def correlation_markdown(result: MetricCorrelations) -> str:
     several_against = table["against_group"].nunique() > 1 if not table.empty else False
     parts = [f"# Correlation with {metric_name(against)} across models\n"]
     lines = [
-        f"| metric | models | Pearson r | p | {pct} CI (Fisher z) | Spearman ρ | value | note |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        f"| metric | models | Pearson r | p | {pct} CI (Fisher z) | Spearman ρ | {pct} CI | value "
+        "| note |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     groups = table.groupby("metric")["group"].nunique() if not table.empty else {}
     for _, r in table.iterrows():
@@ -440,12 +452,18 @@ def correlation_markdown(result: MetricCorrelations) -> str:
         )
         p = "n/a" if not math.isfinite(r["p"]) else f"{r['p']:.3g}"
         note = r["note"]
+        rho_interval = (
+            f"[{_fmt(r['spearman_lower'])}, {_fmt(r['spearman_upper'])}]"
+            if math.isfinite(r["spearman_lower"])
+            else "n/a"
+        )
         lines.append(
             f"| {name} | {r['models']} | {_fmt(r['pearson_r'])} | {p} | {interval} | "
-            f"{_fmt(r['spearman_rho'])} | {r['value_source'] or 'n/a'} | {note or ''} |"
+            f"{_fmt(r['spearman_rho'])} | {rho_interval} | {r['value_source'] or 'n/a'} | "
+            f"{note or ''} |"
         )
     if table.empty:
-        lines.append("| _no other metric in the leaderboard_ | | | | | | | |")
+        lines.append("| _no other metric in the leaderboard_ | | | | | | | | |")
     parts.append("\n".join(lines) + "\n")
 
     direction = (
@@ -457,7 +475,8 @@ def correlation_markdown(result: MetricCorrelations) -> str:
     footer = [
         f"Pearson r across models between each metric's per-model value and "
         f"{metric_name(against)}'s ({direction}); p two-sided (t test); {pct} CI by Fisher's z "
-        "(needs 4 models); Spearman ρ beside it. A model counts for a metric only when it has "
+        "(needs 4 models); Spearman ρ beside it, its interval by Fisher's z with the Fieller-"
+        "Hartley-Pearson variance 1.06/(n − 3). A model counts for a metric only when it has "
         "a value for both (models = n). Value: 'mean' is the mean over the model's scored "
         "papers; any other is the name of the corpus-level number the log reports for the "
         "scorer (e.g. KL over pooled counts), used instead of the mean.",
