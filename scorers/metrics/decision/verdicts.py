@@ -64,16 +64,20 @@ class Verdict:
 _NUMBER = r"(\d+(?:\.\d+)?)"
 _RATING = re.compile(rf"rating\W{{0,6}}?(?:[:=]|is)?\W{{0,4}}{_NUMBER}", re.IGNORECASE)
 _OUT_OF_TEN = re.compile(rf"{_NUMBER}\s*(?:/|out of)\s*10\b", re.IGNORECASE)
-_DECISION = re.compile(r"decision\W{0,6}?(?:[:=]|is)?\W{0,4}(accept|reject)", re.IGNORECASE)
+_DECISION_LINE = re.compile(r"\bdecision\b([^\n]*)", re.IGNORECASE)
+_ALTERNATIVES = re.compile(
+    r"\b(?:accept|reject)\w*\s*(?:or|/|and)\s*(?:accept|reject)", re.IGNORECASE
+)
 _WORD = re.compile(r"\b(accept|reject)(?:ed|s)?\b", re.IGNORECASE)
 
 
 def parse_verdict(reply: str) -> Verdict:
     """The rating and decision a follow-up reply states. Read: a labelled rating ("Rating: 6",
-    "**Rating**: 6", "rating is 6") else "6/10"; a labelled decision ("Decision: Reject") else the
-    one of "accept"/"reject" (or "accepted", "rejected") the reply uses, when it uses only one. A
-    rating outside 1-10 is not a rating; a reply that uses both words without a label states no
-    decision. ``missing`` says which part could not be read."""
+    "**Rating**: 6", "rating is 6") else "6/10"; the first of accept/reject (or "accepted",
+    "rejected") on the reply's "Decision" line, else the one of them the reply uses when it uses
+    only one. A rating outside 1-10 is not a rating; a "Decision" line that offers both ("Accept
+    or Reject": the question's words given back), or a reply using both words with no such
+    line, states no decision. ``missing`` says which part could not be read."""
     text = reply or ""
     found = _RATING.search(text) or _OUT_OF_TEN.search(text)
     rating = float(found.group(1)) if found else None
@@ -83,15 +87,21 @@ def parse_verdict(reply: str) -> Verdict:
         rating = None
     elif rating is None:
         problems.append("no rating")
-    labelled = _DECISION.search(text)
-    if labelled:
-        accept: bool | None = labelled.group(1).lower() == "accept"
+    labelled = _DECISION_LINE.search(text)
+    line = labelled.group(1) if labelled else ""
+    first = _WORD.search(line)
+    accept: bool | None = None
+    if _ALTERNATIVES.search(line):  # "Decision: Accept or Reject" (the question's words back)
+        problems.append("a 'Decision' line offering both accept and reject")
+    elif first:
+        accept = first.group(1).lower() == "accept"
     else:
         words = {w.lower() for w in _WORD.findall(text)}
-        accept = (words == {"accept"}) if len(words) == 1 else None
-        if len(words) > 1:
-            problems.append("both accept and reject, with no 'Decision:' label")
-        elif not words:
+        if len(words) == 1:
+            accept = words == {"accept"}
+        elif len(words) > 1:
+            problems.append("both accept and reject, with no 'Decision' line naming one")
+        else:
             problems.append("no accept/reject decision")
     missing = None
     if problems:

@@ -31,6 +31,9 @@ REPLIES = [
     ("Accept or reject? It is hard to say.", None, None),  # both words, no label
     ("The paper is interesting.", None, None),
     ("Decision: Reject (although I could accept a revision)\nRating: 4", 4.0, False),
+    # the embedded model's replies: the question's words given back state no decision
+    ("Rating: 1.00\nDecision: Accept or Reject", 1.0, None),
+    ("Rating: 5\nDecision: Accept/Reject", 5.0, None),
 ]
 
 
