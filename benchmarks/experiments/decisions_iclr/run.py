@@ -5,7 +5,7 @@ review, then its rating and decision asked in a follow-up turn), on ICLR 2020 (t
 ``iclr2020_gppm``, ratings stored per review) and ICLR 2023 (the 1,200 papers of the GEM release,
 no per-review ratings), each set joined with its decisions file by forum id.
 
-    python -m benchmarks.experiments.decisions_iclr.run --model-papers 30
+    python -m benchmarks.experiments.decisions_iclr.run --model-papers 20 --max-tokens 512
 
 Writes ``benchmarks/experiments/decisions_iclr/results/``: ``leaderboard/<year>/`` (the
 leaderboard of the rows as ``gem-tasks leaderboard --html --plot`` writes it, the page a
@@ -54,6 +54,9 @@ SCORERS = (
     "rating_error"
 )
 ROWS = ("human", "baseline:always_reject", "baseline:base_rate", "baseline:committee")
+MI_SCORER = "gem_raw"
+"""Scored beside the decision metrics for the model's row, so the leaderboard shows both kinds for
+the same run (GEM-raw: no statement rewrites, which would cost the 135M model an hour here)."""
 
 
 def joined_records(name: str, out: Path) -> Path:
@@ -128,8 +131,9 @@ def main(argv: list[str] | None = None) -> None:
             runs.append(("model", args.model, args.model_papers))
         for candidate, model, limit in runs:
             started = time.perf_counter()
+            scorers = f"{SCORERS},{MI_SCORER}" if candidate == "model" else SCORERS
             [log] = inspect_eval(
-                iclr(dataset=str(records), candidate=candidate, scorers=SCORERS),
+                iclr(dataset=str(records), candidate=candidate, scorers=scorers),
                 model=model,
                 limit=limit,
                 max_tokens=args.max_tokens if candidate == "model" else None,
