@@ -111,6 +111,26 @@ def write_jsonl(path: Path, rows: list) -> Path:
     return path
 
 
+def decided_papers(n: int) -> list[dict]:
+    """``n`` papers with a decision, even ones accepted: three rated reviews each, (8, 6, 8) for
+    an accepted paper and (3, 3, 6) for a rejected one, so that any two of them (the references)
+    average at least 6 exactly when the paper was accepted (the committee rule is always
+    right)."""
+    return [
+        {
+            "id": f"p{i}",
+            "title": f"Paper {i}",
+            "abstract": f"We study method {i}.",
+            "decision": "Accept (poster)" if i % 2 == 0 else "Reject",
+            "reviews": [
+                {"id": f"p{i}r{j}", "text": f"Review {j} of paper {i}.", "rating": r}
+                for j, r in enumerate((8, 6, 8) if i % 2 == 0 else (3, 3, 6))
+            ],
+        }
+        for i in range(n)
+    ]
+
+
 def rated_free_text_papers(n: int) -> list[dict]:
     """``n`` papers with three free-text reviews each, rated 3, 6 and 8, none stating its rating
     in its text (as OpenReview-era free-form reviews)."""

@@ -241,15 +241,20 @@ def pearson_confidence_interval(r: float, n: int, level: float = 0.95) -> tuple[
         ValueError: ``n < 4`` (the standard error 1/sqrt(n − 3) needs n > 3), ``r`` outside
             [−1, 1] or not finite, or ``level`` outside (0, 1).
     """
+    return _fisher_interval(r, n, level, variance=1.0)
+
+
+def _fisher_interval(r: float, n: int, level: float, *, variance: float) -> tuple[float, float]:
+    """``tanh(atanh(r) ± z_{(1+level)/2} sqrt(variance / (n − 3)))``; ``|r| = 1`` gives (r, r)."""
     if not 0 < level < 1:
         raise ValueError(f"level must be between 0 and 1, got {level}")
     if not (math.isfinite(r) and -1 <= r <= 1):
-        raise ValueError(f"r must be a correlation in [-1, 1], got {r}")
+        raise ValueError(f"a correlation must be in [-1, 1], got {r}")
     if n < 4:
         raise ValueError(f"the Fisher-z interval needs at least 4 pairs, got {n}")
     if abs(r) == 1:
         return (float(r), float(r))
-    half = float(stats.norm.ppf(0.5 + level / 2)) / math.sqrt(n - 3)
+    half = float(stats.norm.ppf(0.5 + level / 2)) * math.sqrt(variance / (n - 3))
     z = math.atanh(r)
     return (math.tanh(z - half), math.tanh(z + half))
 
@@ -264,17 +269,7 @@ def spearman_confidence_interval(rho: float, n: int, level: float = 0.95) -> tup
         ValueError: as :func:`pearson_confidence_interval` (``n < 4``, ``rho`` not a
             correlation, ``level`` outside (0, 1)).
     """
-    if not 0 < level < 1:
-        raise ValueError(f"level must be between 0 and 1, got {level}")
-    if not (math.isfinite(rho) and -1 <= rho <= 1):
-        raise ValueError(f"rho must be a correlation in [-1, 1], got {rho}")
-    if n < 4:
-        raise ValueError(f"the Fisher-z interval needs at least 4 pairs, got {n}")
-    if abs(rho) == 1:
-        return (float(rho), float(rho))
-    half = float(stats.norm.ppf(0.5 + level / 2)) * math.sqrt(1.06 / (n - 3))
-    z = math.atanh(rho)
-    return (math.tanh(z - half), math.tanh(z + half))
+    return _fisher_interval(rho, n, level, variance=1.06)
 
 
 # -- paired model-vs-model comparisons (leaderboard) ---------------------------------------------

@@ -5,13 +5,13 @@ request leaving the page."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from pathlib import Path
 
 import pytest
 
+from conftest import decided_papers, write_jsonl
 from gem_tasks.cli import main as cli_main
 
 
@@ -30,24 +30,7 @@ def _logs(tmp_path: Path) -> Path:
 
     from gem_tasks.tasks.iclr import iclr
 
-    rows = []
-    for i in range(8):
-        accept = i % 2 == 0
-        ratings = (8, 6, 8) if accept else (3, 6, 3)
-        rows.append(
-            {
-                "id": f"p{i}",
-                "title": f"Paper {i}",
-                "abstract": "An abstract.",
-                "decision": "Accept (poster)" if accept else "Reject",
-                "reviews": [
-                    {"id": f"p{i}r{j}", "text": f"Review {j}.", "rating": r}
-                    for j, r in enumerate(ratings)
-                ],
-            }
-        )
-    records = tmp_path / "records.jsonl"
-    records.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    records = write_jsonl(tmp_path / "records.jsonl", decided_papers(8))
     logs = tmp_path / "logs"
     for candidate in ("human", "baseline:committee", "baseline:always_reject"):
         inspect_eval(

@@ -5,12 +5,12 @@ gem_tasks/iclr` and the leaderboard on records the tests write."""
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 import pytest
 
+from conftest import decided_papers, write_jsonl
 from scorers import Item, Paper, Resources, Review, get_metric
 from scorers.metrics.decision import parse_verdict, verdict_of
 from scorers.metrics.decision.outcomes import (
@@ -128,25 +128,7 @@ def test_corpus_numbers_by_hand():
 
 
 def _records(tmp_path: Path) -> Path:
-    rows = []
-    for i in range(6):
-        accept = i % 2 == 0
-        ratings = (8, 6, 8) if accept else (3, 3, 6)
-        rows.append(
-            {
-                "id": f"p{i}",
-                "title": f"Paper {i}",
-                "abstract": f"We study method {i}.",
-                "decision": "Accept (poster)" if accept else "Reject",
-                "reviews": [
-                    {"id": f"p{i}r{j}", "text": f"Review {j} of paper {i}.", "rating": r}
-                    for j, r in enumerate(ratings)
-                ],
-            }
-        )
-    path = tmp_path / "records.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path
+    return write_jsonl(tmp_path / "records.jsonl", decided_papers(6))
 
 
 def _scripted_reviewer():
