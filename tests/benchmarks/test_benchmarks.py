@@ -652,6 +652,14 @@ def test_summeval_correlation_takes_its_system_level_from_the_leaderboard(tmp_pa
     board = (out / "leaderboard" / "leaderboard.md").read_text()
     assert "system:M11" in board and "rating_mean" in board
     assert (out / "manifest.json").exists()
+    # the tables again from the finished log, nothing scored again: the same numbers
+    again = main(
+        ["--data", str(SUMMEVAL_DEMO), "--articles", "3", "--scorers", "rouge_l", "--out",
+         str(out), "--from-log", str(path)]
+    )  # fmt: skip
+    assert again["system_level"] == result["system_level"]
+    assert again["summary_level"] == result["summary_level"]
+    assert len(list((out / "logs").glob("*.eval"))) == 1
 
 
 def test_decisions_experiment_writes_the_rows_and_the_unread_verdicts(tmp_path, monkeypatch):

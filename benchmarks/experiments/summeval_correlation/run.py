@@ -24,10 +24,12 @@ import argparse
 import json
 import math
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from inspect_ai import eval as inspect_eval
+from inspect_ai.log import read_eval_log
 
 from benchmarks.common.manifest import Run
 from benchmarks.common.paths import SHARED_DATA
@@ -37,6 +39,7 @@ from gem_tasks.analysis.leaderboard.logs import RATING_PREFIX
 from gem_tasks.analysis.leaderboard.render import write_leaderboard
 from gem_tasks.tasks.summeval import summeval
 from scorers.data.sources.summaries import SUMMEVAL_DIMENSIONS
+from scorers.registry import resolve_metric_names
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_DATA = SHARED_DATA / "summeval" / "summeval_60docs.jsonl"
@@ -126,25 +129,40 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--scorers", default=SCORERS)
     parser.add_argument("--scorer-lm", default="embedded")
     parser.add_argument("--out", type=Path, default=HERE / "results")
+    parser.add_argument(
+        "--from-log",
+        type=Path,
+        help="compute the tables from this finished log of the run instead of scoring again "
+        "(the log, under --out's logs/, names its own commit, settings and time)",
+    )
     args = parser.parse_args(argv)
     if not args.data.exists():
         raise SystemExit(f"{args.data}: not found (the shared SummEval file is not here)")
-    provenance = Run(args.out, data=[args.data], settings=vars(args))
-    metrics = [m.strip() for m in args.scorers.split(",") if m.strip()]
-    started = time.perf_counter()
-    [log] = inspect_eval(
-        summeval(
-            dataset=str(args.data),
-            candidate="candidates",
-            scorers=metrics,
-            scorer_lm=args.scorer_lm,
-        ),
-        model="none",
-        limit=args.articles * 16,
-        log_dir=str(args.out / "logs"),
-        display="plain",
-    )
-    seconds = time.perf_counter() - started
+    provenance = Run(args.out, data=[args.data], settings={**vars(args)})
+    metrics = resolve_metric_names(args.scorers)  # aliases (tvd_mi) as the log names them
+    if args.from_log is not None:
+        log = read_eval_log(str(args.from_log))
+        seconds = (
+            datetime.fromisoformat(log.stats.completed_at)
+            - datetime.fromisoformat(log.stats.started_at)
+        ).total_seconds()
+        if sorted(s.name for s in log.results.scores) != sorted(metrics):
+            raise SystemExit(f"{args.from_log} was not scored with {metrics}")
+    else:
+        started = time.perf_counter()
+        [log] = inspect_eval(
+            summeval(
+                dataset=str(args.data),
+                candidate="candidates",
+                scorers=metrics,
+                scorer_lm=args.scorer_lm,
+            ),
+            model="none",
+            limit=args.articles * 16,
+            log_dir=str(args.out / "logs"),
+            display="plain",
+        )
+        seconds = time.perf_counter() - started
     if log.status != "success":
         raise SystemExit(f"the run failed: {log.error}")
     result: dict[str, Any] = {
