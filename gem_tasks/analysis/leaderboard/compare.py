@@ -340,14 +340,15 @@ def _with_corpus_numbers(
     if table.empty:
         return table
     keys = ["metric", "group", "model"]
-    intervals = corpus_intervals(scores, notes)
+    headers: dict[str, dict] = {}  # each log's header read once for both
+    intervals = corpus_intervals(scores, notes, headers)
     if not intervals.empty:
         first = intervals.drop_duplicates(subset=keys)
         merged = table[keys].merge(first, on=keys, how="left")
         table["interval"] = merged["interval"].to_numpy()
         table["interval_lower"] = merged["lower"].astype(float).to_numpy()
         table["interval_upper"] = merged["upper"].astype(float).to_numpy()
-    corpus = corpus_values(scores, DEFAULT_CORPUS_KEY, notes)
+    corpus = corpus_values(scores, DEFAULT_CORPUS_KEY, notes, headers)
     if corpus.empty:
         return table
     merged = table[keys].merge(corpus, on=keys, how="left")

@@ -122,12 +122,16 @@ def is_interval_key(key: str) -> bool:
     return key.endswith(INTERVAL_SUFFIXES)
 
 
-def corpus_intervals(scores: pd.DataFrame, notes: list[str] | None = None) -> pd.DataFrame:
+def corpus_intervals(
+    scores: pd.DataFrame,
+    notes: list[str] | None = None,
+    headers: dict[str, Any] | None = None,
+) -> pd.DataFrame:
     """The 95% intervals a scorer's log reports for each (metric, group, model) from one log:
     columns metric, group, model, interval (``<name>_ci95``), lower, upper (e.g. Wilson's for a
-    proportion, the bootstrap's for an AUC)."""
+    proportion, the bootstrap's for an AUC). ``headers`` caches the logs' metrics between calls."""
     notes = notes if notes is not None else []
-    cache: dict[str, Any] = {}
+    cache: dict[str, Any] = headers if headers is not None else {}
     rows = []
     for (metric, group, entry), sub in scores.groupby(["metric", "group", "entry"], sort=False):
         try:
@@ -160,6 +164,7 @@ def corpus_values(
     scores: pd.DataFrame,
     corpus_key: str | None = DEFAULT_CORPUS_KEY,
     notes: list[str] | None = None,
+    headers: dict[str, Any] | None = None,
 ) -> pd.DataFrame:
     """The corpus-level value of each (metric, group, model) whose scorer's log carries one of
     the metric's :func:`corpus_keys` as an Inspect metric: columns metric, group, model, corpus
@@ -168,7 +173,7 @@ def corpus_values(
     from several logs gets NaN and a note: one log's corpus number cannot be pooled with
     another's."""
     notes = notes if notes is not None else []
-    cache: dict[str, Any] = {}
+    cache: dict[str, Any] = headers if headers is not None else {}
     rows = []
     for (metric, group, entry), sub in scores.groupby(["metric", "group", "entry"], sort=False):
         keys = corpus_keys(metric, corpus_key)

@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from gem_tasks.analysis.leaderboard.logs import BASELINE_PREFIX, metric_name
+from gem_tasks.analysis.leaderboard.render import group_caption
 from gem_tasks.analysis.leaderboard.types import Leaderboard
 
 __all__ = ["leaderboard_html", "write_leaderboard_html"]
@@ -81,8 +82,6 @@ def _kind(model: str, is_human: bool) -> str:
 
 
 def _caption(board: Leaderboard, metric: str, group: str) -> str:
-    from gem_tasks.analysis.leaderboard.render import group_caption
-
     return group_caption(board, metric, group).replace("`", "")
 
 

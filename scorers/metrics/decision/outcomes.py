@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -115,18 +116,24 @@ def auc_interval(
     scores: Sequence[float], positives: Sequence[bool], level: float = 0.95
 ) -> tuple[float, float]:
     """Percentile interval of the AUC over a stratified bootstrap of the papers."""
-    return _stratified_bootstrap(
-        auc, np.asarray(scores, dtype=float), np.asarray(positives, dtype=bool), level
-    )
+    return _interval("auc", tuple(map(float, scores)), tuple(map(bool, positives)), level)
 
 
 def balanced_accuracy_interval(
     predicted: Sequence[bool], truth: Sequence[bool], level: float = 0.95
 ) -> tuple[float, float]:
     """Percentile interval of the balanced accuracy over a stratified bootstrap of the papers."""
-    return _stratified_bootstrap(
-        balanced_accuracy, np.asarray(predicted, dtype=bool), np.asarray(truth, dtype=bool), level
+    return _interval(
+        "balanced_accuracy", tuple(map(bool, predicted)), tuple(map(bool, truth)), level
     )
+
+
+@cache  # a run's lower and upper bound are two corpus numbers: one bootstrap serves both
+def _interval(
+    statistic: str, a: tuple[Any, ...], truth: tuple[bool, ...], level: float
+) -> tuple[float, float]:
+    function = {"auc": auc, "balanced_accuracy": balanced_accuracy}[statistic]
+    return _stratified_bootstrap(function, np.asarray(a), np.asarray(truth, dtype=bool), level)
 
 
 # -- corpus numbers (functions of the scored samples' result metadata) -----------------------
