@@ -652,6 +652,7 @@ def test_summeval_correlation_takes_its_system_level_from_the_leaderboard(tmp_pa
     board = (out / "leaderboard" / "leaderboard.md").read_text()
     assert "system:M11" in board and "rating_mean" in board
     assert (out / "manifest.json").exists()
+    assert "Table 3 layout" in (out / "report" / "report.md").read_text()
     # the tables again from the finished log, nothing scored again: the same numbers
     again = main(
         ["--data", str(SUMMEVAL_DEMO), "--articles", "3", "--scorers", "rouge_l", "--out",

@@ -14,7 +14,8 @@ rated systems each; MIT). Each system summary is scored against one human refere
 Writes ``benchmarks/experiments/summeval_correlation/results/``: ``correlation.md`` (the two
 tables, the unscored counts per metric and the time), ``correlation.json``, ``leaderboard/`` (the
 systems' leaderboard and each metric's correlation with each rating across the systems, as
-``gem-tasks leaderboard`` writes them), ``manifest.json``; the Inspect log goes to
+``gem-tasks leaderboard`` writes them), ``report/`` (``gem-tasks report`` of the log: Table 3's
+layout), ``manifest.json``; the Inspect log goes to
 ``results/logs/`` (not committed).
 """
 
@@ -37,6 +38,7 @@ from gem_tasks.analysis.leaderboard.compare import compare_logs
 from gem_tasks.analysis.leaderboard.correlate import correlate, write_correlations
 from gem_tasks.analysis.leaderboard.logs import RATING_PREFIX
 from gem_tasks.analysis.leaderboard.render import write_leaderboard
+from gem_tasks.analysis.report import write_report
 from gem_tasks.tasks.summeval import summeval
 from scorers.data.sources.summaries import SUMMEVAL_DIMENSIONS
 from scorers.registry import resolve_metric_names
@@ -176,6 +178,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     (args.out / "correlation.json").write_text(json.dumps(result, indent=1) + "\n")
     text = markdown(result, metrics, seconds, args.articles)
     (args.out / "correlation.md").write_text(text)
+    # the same log through `gem-tasks report`: its Table 3 layout holds the SummEval column
+    write_report([args.out / "logs"], args.out / "report", progress=False)
     print(text)
     provenance.finish()
     return result
