@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+import sys
 from pathlib import Path
 
 
@@ -23,10 +24,30 @@ def cpu_description() -> str | None:
     )
 
 
-def describe_machine() -> dict:
-    """Platform, CPU and core count."""
+def gpu_description() -> dict | None:
+    """The GPU the run used (name, memory, compute capability, CUDA version), when torch is
+    already imported and sees one; None otherwise (this never imports torch itself)."""
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.cuda.is_available():
+        return None
+    properties = torch.cuda.get_device_properties(0)
     return {
+        "name": properties.name,
+        "memory_gib": round(properties.total_memory / 2**30, 1),
+        "capability": f"{properties.major}.{properties.minor}",
+        "count": torch.cuda.device_count(),
+        "cuda": torch.version.cuda,
+    }
+
+
+def describe_machine() -> dict:
+    """Platform, CPU and core count, and the GPU where one was used."""
+    machine = {
         "platform": platform.platform(),
         "cpu": cpu_description(),
         "cpus": os.cpu_count(),
     }
+    gpu = gpu_description()
+    if gpu is not None:
+        machine["gpu"] = gpu
+    return machine

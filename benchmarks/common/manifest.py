@@ -150,9 +150,17 @@ class Run:
     ) -> None:
         self.out = Path(out)
         self.out.mkdir(parents=True, exist_ok=True)
+        commit = git("rev-parse", "HEAD")
+        changes = git("status", "--porcelain", "--untracked-files=no")
+        source = "git"
+        if commit is None and os.environ.get("GEM_TASKS_COMMIT"):
+            # a copy of the tree without git (a rented GPU machine): the commit it was copied
+            # from, as the person who copied it says; whether it had changes is unknown
+            commit, source = os.environ["GEM_TASKS_COMMIT"], "GEM_TASKS_COMMIT"
         self.record = {
-            "commit": git("rev-parse", "HEAD"),
-            "uncommitted_changes": bool(git("status", "--porcelain", "--untracked-files=no")),
+            "commit": commit,
+            "commit_source": source if commit else None,
+            "uncommitted_changes": bool(changes) if source == "git" and commit else None,
             "command": command_line(),
             "machine": describe_machine(),
             "versions": library_versions(),

@@ -28,7 +28,7 @@ import torch
 from benchmarks.common.manifest import Run
 from benchmarks.speed.reference import baseline_logprobs
 from scorers.lm.base import ScoringRequest
-from scorers.lm.hf import HFEvaluationLM
+from scorers.lm.hf import DEFAULT_FORWARD_COST, HFEvaluationLM
 from scorers.lm.prefix_tree import forward_segments, scoring_plan
 
 HERE = Path(__file__).resolve().parent
@@ -143,6 +143,138 @@ def timed(
     return totals, seconds, peak
 
 
+def matmul_tflops(device: str, size: int = 8192, repeats: int = 10) -> float | None:
+    """The bf16 rate of a ``size``-cubed matrix product on random data (mean of ``repeats``
+    after three warm-ups): the ceiling this device really reaches, beside its datasheet peak."""
+    if not device.startswith("cuda"):
+        return None
+    a = torch.randn(size, size, device=device, dtype=torch.bfloat16)
+    b = torch.randn(size, size, device=device, dtype=torch.bfloat16)
+    for _ in range(3):
+        a @ b
+    synchronize(device)
+    started = time.perf_counter()
+    for _ in range(repeats):
+        a @ b
+    synchronize(device)
+    return 2 * size**3 * repeats / (time.perf_counter() - started) / 1e12
+
+
+def check_agreement(
+    totals: list[float], reference: list[float], requests: list[ScoringRequest], dtype: str
+) -> float:
+    """The largest difference per request from the reference; exits when one exceeds the
+    dtype's tolerance per target token."""
+    worst = 0.0
+    tolerance = TOLERANCE_PER_TOKEN[dtype]
+    for got, want, r in zip(totals, reference, requests, strict=True):
+        worst = max(worst, abs(got - want))
+        if abs(got - want) > tolerance * len(r.target_ids) + 1e-3:
+            raise SystemExit(f"ours disagrees with the baseline: {got} vs {want}")
+    return worst
+
+
+def rate(tokens: int, flops: float, seconds: float, peak: float | None) -> dict[str, Any]:
+    achieved = flops / seconds
+    return {
+        "seconds": seconds,
+        "tokens_per_s": tokens / seconds,
+        "executed_tflop": flops / 1e12,
+        "achieved_tflops": achieved / 1e12,
+        "mfu": achieved / peak if peak else None,
+    }
+
+
+def budget_sweep(
+    model: Any,
+    requests: list[ScoringRequest],
+    *,
+    shape: dict[str, Any],
+    settings: list[tuple[int, int]],
+    cap_gib: float | None,
+    identity: str,
+    device: str,
+    peak: float | None,
+) -> list[dict[str, Any]]:
+    """Our path at each (token budget per forward, forward cost) of ``settings``, with the
+    allocator capped at ``cap_gib`` (an 80 GB card's memory on a larger one): tokens/s, padding
+    and peak memory, or the out-of-memory error that ends a setting."""
+    if cap_gib and device.startswith("cuda"):
+        total = torch.cuda.get_device_properties(device).total_memory / 2**30
+        torch.cuda.set_per_process_memory_fraction(min(1.0, cap_gib / total))
+    tokens = sum(r.length for r in requests)
+    rows = []
+    for budget, cost in settings:
+        lm = evaluation_lm(model, identity, budget, cost)
+        flops = ours_flops(shape, requests, lm.min_shared_prefix)
+        try:
+            _, seconds, memory = timed(
+                lambda rs, lm=lm: [r.total for r in lm.target_logprobs(rs)], requests, device
+            )
+        except torch.OutOfMemoryError as error:
+            rows.append(
+                {
+                    "max_batch_tokens": budget,
+                    "forward_cost_tokens": cost,
+                    "error": str(error).splitlines()[0],
+                }
+            )
+            print(f"budget {budget}, forward cost {cost}: out of memory")
+            torch.cuda.empty_cache()
+            continue
+        row = {
+            "max_batch_tokens": budget,
+            "forward_cost_tokens": cost,
+            **rate(tokens, flops, seconds, peak),
+            "peak_memory_gib": memory,
+            "forwards": lm.stats["forwards"],
+            "padding": 1 - lm.stats["tokens"] / max(1, lm.stats["padded_tokens"]),
+        }
+        print(
+            f"budget {budget}, forward cost {cost}: {row['tokens_per_s']:.0f} tokens/s, "
+            f"{row['achieved_tflops']:.0f} TFLOP/s, peak {memory} GiB, {row['forwards']} "
+            f"forwards, padding {row['padding']:.1%}"
+        )
+        rows.append(row)
+        if device.startswith("cuda"):
+            torch.cuda.empty_cache()
+    if cap_gib and device.startswith("cuda"):
+        torch.cuda.set_per_process_memory_fraction(1.0)
+    return rows
+
+
+def profile_table(run: Any, requests: list[ScoringRequest], device: str) -> dict[str, Any]:
+    """One run under ``torch.profiler``: the kernels taking the most device time, and how busy
+    the device was over the run's wall time."""
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU]
+    if device.startswith("cuda"):
+        activities.append(ProfilerActivity.CUDA)
+    synchronize(device)
+    started = time.perf_counter()
+    with profile(activities=activities) as prof:
+        run(requests)
+        synchronize(device)
+    wall = time.perf_counter() - started
+    events = prof.key_averages()
+    busy = sum(e.self_device_time_total for e in events) / 1e6
+    table = events.table(sort_by="self_device_time_total", row_limit=30, max_name_column_width=70)
+    return {"wall_s": wall, "device_busy_s": busy, "busy_fraction": busy / wall, "table": table}
+
+
+def evaluation_lm(
+    model: Any, identity: str, max_batch_tokens: int, forward_cost: int
+) -> HFEvaluationLM:
+    return HFEvaluationLM(
+        model,
+        SimpleNamespace(pad_token_id=0, eos_token_id=0),
+        identity=identity,
+        max_batch_tokens=max_batch_tokens,
+        forward_cost_tokens=forward_cost,
+    )
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workload", type=Path, required=True)
@@ -150,8 +282,34 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--dtype", choices=("bfloat16", "float32"), default="bfloat16")
     parser.add_argument("--max-batch-tokens", type=int, default=16384)
+    parser.add_argument(
+        "--forward-cost",
+        type=int,
+        default=DEFAULT_FORWARD_COST,
+        help="padded tokens one more forward is worth when batching (scorers/lm/budget.py)",
+    )
     parser.add_argument("--requests", type=int, default=0, help="use the first N (0: all)")
+    parser.add_argument("--rounds", type=int, default=2, help="timed rounds after a warm-up")
     parser.add_argument("--peak-tflops", type=float, help="device bf16 peak (default: by name)")
+    parser.add_argument(
+        "--sweep",
+        default="",
+        help="comma-separated BUDGET/COST settings of ours to time under --cap-gib "
+        "(token budget per forward / forward cost), e.g. 16384/128,65536/512",
+    )
+    parser.add_argument(
+        "--cap-gib",
+        type=float,
+        default=79.0,
+        help="GPU memory the sweep may allocate (79: what an 80 GB card leaves PyTorch)",
+    )
+    parser.add_argument("--profile", action="store_true", help="profile one run of ours")
+    parser.add_argument(
+        "--project-tokens",
+        type=float,
+        default=1.4e6,
+        help="prompt tokens of the pass to project the time of (300-paper GRE-bench: ~1.4M)",
+    )
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
     provenance = (
@@ -160,7 +318,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     shape = LLAMA_31_8B if args.shape == "llama-3.1-8b" else TINY
     dtype = getattr(torch, args.dtype)
+    started = time.perf_counter()
     model = build_model(shape, dtype, args.device)
+    synchronize(args.device)
+    built = time.perf_counter() - started
     requests = load_requests(args.workload, shape["vocab_size"])
     if args.requests:
         requests = requests[: args.requests]
@@ -172,50 +333,54 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         else next((v for k, v in PEAK_BF16.items() if k in name), None)
     )
     print(f"{args.shape} {args.dtype} on {name}: {len(requests)} requests, {tokens} tokens")
+    print(f"model built in {built:.1f} s; attention: {model.config._attn_implementation}")
+    ceiling = matmul_tflops(args.device)
+    if ceiling:
+        print(f"bf16 8192^3 matrix product: {ceiling:.0f} TFLOP/s")
 
-    ours_lm = HFEvaluationLM(
-        model,
-        SimpleNamespace(pad_token_id=0, eos_token_id=0),
-        identity=f"{args.shape}-random:{args.dtype}",
-        max_batch_tokens=args.max_batch_tokens,
-    )
-    runs = {
-        "baseline": (lambda rs: baseline_logprobs(model, rs), baseline_flops(shape, requests)),
-        "ours": (
-            lambda rs: [r.total for r in ours_lm.target_logprobs(rs)],
-            ours_flops(shape, requests, ours_lm.min_shared_prefix),
-        ),
+    identity = f"{args.shape}-random:{args.dtype}"
+    ours_lm = evaluation_lm(model, identity, args.max_batch_tokens, args.forward_cost)
+    flops = {
+        "baseline": baseline_flops(shape, requests),
+        "ours": ours_flops(shape, requests, ours_lm.min_shared_prefix),
     }
-    ours_lm.target_logprobs(requests[:4])  # warm-up (kernels, allocator)
-    baseline_logprobs(model, requests[:1])
+    runs = {
+        "baseline": lambda rs: baseline_logprobs(model, rs),
+        "ours": lambda rs: [r.total for r in ours_lm.target_logprobs(rs)],
+    }
+    seconds: dict[str, list[float]] = {"baseline": [], "ours": []}
+    memory: dict[str, float | None] = {}
+    worst = 0.0
+    for round_ in range(args.rounds + 1):  # round 0 warms kernels and the allocator up
+        reference: list[float] = []
+        for label, run in runs.items():
+            ours_lm.stats.clear()
+            totals, elapsed, peak_memory = timed(run, requests, args.device)
+            if label == "baseline":
+                reference = totals
+            else:
+                worst = max(worst, check_agreement(totals, reference, requests, args.dtype))
+            if round_:
+                seconds[label].append(elapsed)
+                memory[label] = max(memory.get(label) or 0.0, peak_memory or 0.0) or None
+            print(f"round {round_} {label}: {elapsed:.2f} s")
     results: dict[str, Any] = {}
-    reference: list[float] = []
-    for label, (run, flops) in runs.items():
-        ours_lm.stats.clear()
-        totals, seconds, memory = timed(run, requests, args.device)
-        if label == "baseline":
-            reference = totals
-        else:
-            tolerance = TOLERANCE_PER_TOKEN[args.dtype]
-            for got, want, r in zip(totals, reference, requests):
-                allowed = tolerance * len(r.target_ids) + 1e-3
-                if abs(got - want) > allowed:
-                    raise SystemExit(f"{label} disagrees with the baseline: {got} vs {want}")
-        achieved = flops / seconds
-        results[label] = {
-            "seconds": seconds,
-            "tokens_per_s": tokens / seconds,
-            "executed_tflop": flops / 1e12,
-            "achieved_tflops": achieved / 1e12,
-            "mfu": achieved / peak if peak else None,
-            "peak_memory_gib": memory,
-        }
+    for label in runs:
+        best = sorted(seconds[label])[len(seconds[label]) // 2]  # the median round
+        results[label] = rate(tokens, flops[label], best, peak)
+        results[label]["rounds_s"] = seconds[label]
+        results[label]["peak_memory_gib"] = memory[label]
     speedup = results["ours"]["tokens_per_s"] / results["baseline"]["tokens_per_s"]
     results["ours"]["speedup"] = speedup
+    results["ours"]["speedups_by_round"] = [
+        b / o for b, o in zip(seconds["baseline"], seconds["ours"], strict=True)
+    ]
+    results["ours"]["max_abs_diff"] = worst
     stats = ours_lm.stats
     results["ours"]["forwards"] = stats["forwards"]
     results["ours"]["tokens_per_forward"] = stats["tokens"] / max(1, stats["forwards"])
     results["ours"]["padding"] = 1 - stats["tokens"] / max(1, stats["padded_tokens"])
+    results["ours"]["padded_prefix_tokens"] = stats["padded_prefix_tokens"]
     results["baseline"]["forwards"] = len(requests)
     results["baseline"]["tokens_per_forward"] = tokens / max(1, len(requests))
     print(
@@ -224,23 +389,61 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     )
     for label, r in results.items():
         mfu = f"{r['mfu']:.1%}" if r["mfu"] is not None else "n/a"
-        memory = f"{r['peak_memory_gib']:.1f}" if r["peak_memory_gib"] is not None else "n/a"
+        peak_memory = f"{r['peak_memory_gib']:.1f}" if r["peak_memory_gib"] is not None else "n/a"
         print(
             f"{label:9} {r['tokens_per_s']:10.0f} "
             f"{r['tokens_per_s'] / results['baseline']['tokens_per_s']:7.2f} "
-            f"{r['achieved_tflops']:8.1f} {mfu:>6} {memory:>9} {r['forwards']:9} "
+            f"{r['achieved_tflops']:8.1f} {mfu:>6} {peak_memory:>9} {r['forwards']:9} "
             f"{r['tokens_per_forward']:8.0f}"
         )
     print(f"ours: padding is {results['ours']['padding']:.1%} of the tokens it runs")
+    projected = {
+        "prompt_tokens": args.project_tokens,
+        "ours_s": args.project_tokens / results["ours"]["tokens_per_s"],
+        "baseline_s": args.project_tokens / results["baseline"]["tokens_per_s"],
+    }
+    print(
+        f"a pass of {args.project_tokens:.3g} prompt tokens at these rates: ours "
+        f"{projected['ours_s'] / 60:.1f} min, the reference {projected['baseline_s'] / 60:.1f} min"
+    )
     report = {
         "device": name,
         "shape": args.shape,
         "dtype": args.dtype,
         "requests": len(requests),
         "tokens": tokens,
+        "max_batch_tokens": args.max_batch_tokens,
+        "forward_cost_tokens": args.forward_cost,
         "peak_flops": peak,
+        "matmul_tflops": ceiling,
+        "model_build_s": built,
+        "attention": model.config._attn_implementation,
         "results": results,
+        "projection": projected,
     }
+    if args.sweep:
+        settings = [tuple(int(x) for x in item.split("/")) for item in args.sweep.split(",")]
+        report["budget_sweep"] = {
+            "cap_gib": args.cap_gib,
+            "runs": budget_sweep(
+                model,
+                requests,
+                shape=shape,
+                settings=settings,
+                cap_gib=args.cap_gib,
+                identity=identity,
+                device=args.device,
+                peak=peak,
+            ),
+        }
+    if args.profile:
+        profiled = profile_table(runs["ours"], requests, args.device)
+        print(profiled["table"])
+        print(f"device busy {profiled['busy_fraction']:.1%} of {profiled['wall_s']:.2f} s")
+        report["profile"] = {k: v for k, v in profiled.items() if k != "table"}
+        if args.out:
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            (args.out.parent / "profile.txt").write_text(profiled["table"])
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(report, indent=2))

@@ -16,11 +16,18 @@ from scorers.lm.base import (
     Reply,
     ScoringRequest,
 )
-from scorers.lm.budget import token_budget_batches
+from scorers.lm.budget import least_padding_batches, token_budget_batches
 from scorers.lm.chat import generation_prompts
 from scorers.lm.prefix_tree import DEFAULT_MIN_SHARED, PrefixNode, scoring_plan
 
 __all__ = ["HFEvaluationLM"]
+
+DEFAULT_FORWARD_COST = 512
+"""What one more scoring forward costs, in padded tokens (:func:`least_padding_batches`)."""
+
+PrefixCache = tuple[tuple[Any, Any], ...]
+"""A computed prefix's keys and values: per layer ``(keys, values)``, each of shape ``[1, key/value
+heads, prefix length, head dimension]``."""
 
 _DTYPES = ("float32", "bfloat16", "float16")
 
@@ -51,6 +58,7 @@ class HFEvaluationLM:
         padding_side: str = "right",
         prefix_reuse: bool = True,
         min_shared_prefix: int = DEFAULT_MIN_SHARED,
+        forward_cost_tokens: int = DEFAULT_FORWARD_COST,
     ) -> None:
         if padding_side not in ("left", "right"):
             raise ValueError("padding_side must be 'left' or 'right'")
@@ -67,6 +75,8 @@ class HFEvaluationLM:
             # a CPU is compute-bound at one row: padding would only add work
             max_batch_tokens = 1 if on_cpu else 16384
         self.max_batch_tokens = max_batch_tokens
+        # scoring batches minimise padded tokens + this per forward (scorers/lm/budget.py)
+        self.forward_cost_tokens = forward_cost_tokens
         # decoding one token at a time reads every weight per step: batching pays even on a CPU
         # (benchmarks/generation.py); the budget bounds the key/value memory of one batch
         self.generation_batch_tokens = generation_batch_tokens
@@ -161,13 +171,24 @@ class HFEvaluationLM:
         plan, sequences = scoring_plan(
             requests, min_shared=self.min_shared_prefix, reuse=self.prefix_reuse
         )
-        results: list[LogprobResult | None] = [None] * len(requests)
+        import torch
+
+        pieces: list[tuple[list[int], Any]] = []
         with self._lock:
-            self._run_node(plan, None, requests, sequences, results)
-        missing = [i for i, r in enumerate(results) if r is None]
-        if missing:  # the plan covers every request; this guards the invariant
+            self._run_level([plan], [None], requests, sequences, pieces)
+        owners = [index for rows, _ in pieces for index in rows]
+        counts = Counter(owners)
+        missing = [i for i, r in enumerate(requests) if counts[i] != len(r.target_ids)]
+        if missing:  # the plan covers every request once; this guards the invariant
             raise RuntimeError(f"scoring plan left requests {missing[:5]} unscored")
-        return [r for r in results if r is not None]
+        sums = torch.zeros(len(requests), dtype=torch.float64)
+        if pieces:
+            values = torch.cat([logprobs.double() for _, logprobs in pieces]).cpu()
+            sums.index_add_(0, torch.tensor(owners, dtype=torch.long), values)
+        return [
+            LogprobResult(total=float(sums[i]), n_tokens=len(r.target_ids))
+            for i, r in enumerate(requests)
+        ]
 
     def generate(
         self, conversations: Sequence[Sequence[ChatMessage]], settings: GenerationSettings
@@ -259,53 +280,72 @@ class HFEvaluationLM:
                 return int(candidate)
         return 0
 
-    def _run_node(
+    def _run_level(
         self,
-        node: PrefixNode,
-        cache: tuple[tuple[Any, Any], ...] | None,
+        nodes: Sequence[PrefixNode],
+        caches: Sequence[PrefixCache | None],
         requests: Sequence[ScoringRequest],
         sequences: Sequence[tuple[int, ...]],
-        results: list[LogprobResult | None],
+        results: list[tuple[list[int], Any]],
     ) -> None:
-        """Score ``node``'s leaves on top of ``cache`` (the keys and values of the node's whole
-        prefix), then its children: sibling prefixes are extended together, in token-budget
-        batches, and each is recursed into."""
-        lengths = [len(sequences[i]) - node.depth for i in node.leaves]
-        for batch in token_budget_batches(lengths, self.max_batch_tokens):
-            rows = [node.leaves[b] for b in batch]
-            scored = self._score_suffixes(rows, node.depth, cache, requests, sequences)
-            for index, result in zip(rows, scored):
-                results[index] = result
-        widths = [child.depth - child.start for child in node.children]
-        for batch in token_budget_batches(widths, self.max_batch_tokens):
-            children = [node.children[b] for b in batch]
-            extended = self._extend_prefixes(
-                cache, [sequences[c.source][c.start : c.depth] for c in children]
+        """Score the leaves of ``nodes`` (prefixes of one depth of the tree, each on top of its
+        own cached keys and values in ``caches``) together in token-budget batches, whatever
+        node they hang from; then extend all their children together, batch by batch, and
+        recurse into each batch of extended children. Rows of one forward may sit on prefixes
+        of different lengths: the cached prefixes are left-padded to the longest and masked
+        (:meth:`_stacked_cache`), so small nodes (a paper's two or three requests) still share
+        full forwards."""
+        leaves = [(n, leaf) for n, node in enumerate(nodes) for leaf in node.leaves]
+        lengths = [len(sequences[leaf]) - nodes[n].depth for n, leaf in leaves]
+        for batch in self._batches(lengths):
+            rows = [leaves[b][1] for b in batch]
+            self._score_suffixes(
+                rows,
+                [nodes[leaves[b][0]].depth for b in batch],
+                [caches[leaves[b][0]] for b in batch],
+                requests,
+                sequences,
+                results,
             )
-            for child, child_cache in zip(children, extended):
-                self._run_node(child, child_cache, requests, sequences, results)
+        children = [(n, child) for n, node in enumerate(nodes) for child in node.children]
+        widths = [child.depth - child.start for _, child in children]
+        for batch in self._batches(widths):
+            group = [children[b] for b in batch]
+            extended = self._extend_prefixes(
+                [caches[n] for n, _ in group],
+                [sequences[child.source][child.start : child.depth] for _, child in group],
+            )
+            self._run_level([child for _, child in group], extended, requests, sequences, results)
+
+    def _batches(self, lengths: Sequence[int]) -> list[list[int]]:
+        return least_padding_batches(
+            lengths, self.max_batch_tokens, forward_cost=self.forward_cost_tokens
+        )
 
     def _extend_prefixes(
-        self, cache: tuple[tuple[Any, Any], ...] | None, extensions: Sequence[Sequence[int]]
-    ) -> list[tuple[tuple[Any, Any], ...]]:
-        """Keys and values of the prefix in ``cache`` extended by each of ``extensions`` (one
-        forward, rows right-padded; each result is trimmed to its own length)."""
+        self, caches: Sequence[PrefixCache | None], extensions: Sequence[Sequence[int]]
+    ) -> list[PrefixCache]:
+        """Keys and values of each ``caches[i]``'s prefix extended by ``extensions[i]`` (one
+        forward, the cached prefixes left-padded to the longest, the extensions right-padded;
+        each result is a view trimmed to its own prefix and extension)."""
         import torch
 
         rows = len(extensions)
-        past = _as_cache(cache, rows=rows)
-        start = past.get_seq_length() if past is not None else 0
-        input_ids, attention, _ = self._padded_rows(extensions, prefix=start, left=False)
+        past, prefix_lengths, longest = _stacked_cache(caches)
+        input_ids, attention, _ = self._padded_rows(
+            extensions, prefix_lengths=prefix_lengths, longest=longest, left=False
+        )
         width = input_ids.shape[1]
         device = self._device
+        uniform = rows == 1 or len(set(map(len, extensions))) == 1
+        one_prefix = len(set(prefix_lengths)) == 1
+        position_ids = torch.tensor(prefix_lengths)[:, None] + torch.arange(width)[None]
         with torch.inference_mode():
             output = self._model.get_decoder()(
-                input_ids=input_ids.to(device),
-                # one row has no padding: let the model build its own causal mask
-                attention_mask=attention.to(device) if rows > 1 else None,
-                position_ids=torch.arange(start, start + width, device=device)[None].expand(
-                    rows, -1
-                ),
+                input_ids=_to_device(input_ids, device),
+                # no padding anywhere: let the model build its own causal mask
+                attention_mask=None if uniform and one_prefix else _to_device(attention, device),
+                position_ids=_to_device(position_ids, device),
                 past_key_values=past if past is not None else _empty_cache(),
                 use_cache=True,
             )
@@ -313,85 +353,99 @@ class HFEvaluationLM:
         return [
             tuple(
                 (
-                    layer.keys[row : row + 1, :, : start + len(tokens)],
-                    layer.values[row : row + 1, :, : start + len(tokens)],
+                    layer.keys[row : row + 1, :, longest - prefix : longest + len(tokens)],
+                    layer.values[row : row + 1, :, longest - prefix : longest + len(tokens)],
                 )
                 for layer in layers
             )
-            for row, tokens in enumerate(extensions)
+            for row, (tokens, prefix) in enumerate(zip(extensions, prefix_lengths, strict=True))
         ]
 
     def _padded_rows(
-        self, rows: Sequence[Sequence[int]], *, prefix: int, left: bool
+        self,
+        rows: Sequence[Sequence[int]],
+        *,
+        prefix_lengths: Sequence[int],
+        longest: int,
+        left: bool,
     ) -> tuple[Any, Any, list[int]]:
         """One forward's input: ``rows`` padded to the longest (on the left or the right), the
-        attention mask over ``prefix`` cached positions followed by them, and each row's offset.
-        The forward is counted in ``stats``."""
+        attention mask over the ``longest`` cached positions (row ``r``'s own
+        ``prefix_lengths[r]`` at their end, see :func:`_stacked_cache`) followed by them, and
+        each row's offset. The forward is counted in ``stats``."""
         import torch
 
         width = max(len(tokens) for tokens in rows)
         input_ids = torch.full((len(rows), width), self._pad_id, dtype=torch.long)
-        attention = torch.zeros((len(rows), prefix + width), dtype=torch.long)
-        attention[:, :prefix] = 1
+        attention = torch.zeros((len(rows), longest + width), dtype=torch.long)
         offsets = []
-        for row, tokens in enumerate(rows):
+        for row, (tokens, prefix) in enumerate(zip(rows, prefix_lengths, strict=True)):
+            attention[row, longest - prefix : longest] = 1
             offset = width - len(tokens) if left else 0
             input_ids[row, offset : offset + len(tokens)] = torch.tensor(list(tokens))
-            attention[row, prefix + offset : prefix + offset + len(tokens)] = 1
+            attention[row, longest + offset : longest + offset + len(tokens)] = 1
             offsets.append(offset)
         self.stats["forwards"] += 1
         self.stats["rows"] += len(rows)
         self.stats["tokens"] += sum(len(tokens) for tokens in rows)
         self.stats["padded_tokens"] += len(rows) * width
+        self.stats["padded_prefix_tokens"] += len(rows) * longest - sum(prefix_lengths)
         return input_ids, attention, offsets
 
     def _score_suffixes(
         self,
         rows: Sequence[int],
-        depth: int,
-        cache: tuple[tuple[Any, Any], ...] | None,
+        depths: Sequence[int],
+        caches: Sequence[PrefixCache | None],
         requests: Sequence[ScoringRequest],
         sequences: Sequence[tuple[int, ...]],
-    ) -> list[LogprobResult]:
-        """Score requests ``rows`` whose first ``depth`` tokens are in ``cache``, in one batch."""
+        results: list[tuple[list[int], Any]],
+    ) -> None:
+        """Score requests ``rows`` in one batch, request ``rows[i]``'s first ``depths[i]``
+        tokens being in ``caches[i]``: appends to ``results`` each target token's request and
+        the tensor of their log-probabilities (left on the device)."""
         import torch
 
         device = self._device
+        past, prefix_lengths, longest = _stacked_cache(caches)
+        if prefix_lengths != list(depths):
+            raise RuntimeError("a cached prefix does not have its node's depth")
         input_ids, attention, offsets = self._padded_rows(
-            [sequences[i][depth:] for i in rows], prefix=depth, left=self.padding_side == "left"
+            [sequences[i][depth:] for i, depth in zip(rows, depths, strict=True)],
+            prefix_lengths=prefix_lengths,
+            longest=longest,
+            left=self.padding_side == "left",
         )
         hidden_rows: list[int] = []
         hidden_cols: list[int] = []
         target_tokens: list[int] = []
-        for row, (index, offset) in enumerate(zip(rows, offsets)):
+        for row, (index, offset, depth) in enumerate(zip(rows, offsets, depths, strict=True)):
             request = requests[index]
             # the hidden state at position p predicts the token at p + 1
             first = offset + len(request.context_ids) - depth
             hidden_cols.extend(range(first - 1, first - 1 + len(request.target_ids)))
             hidden_rows.extend([row] * len(request.target_ids))
             target_tokens.extend(request.target_ids)
-        position_ids = depth + (attention[:, depth:].cumsum(dim=1) - 1).clamp(min=0)
-        past = _as_cache(cache, rows=len(rows))
+        position_ids = torch.tensor(prefix_lengths)[:, None] + (
+            attention[:, longest:].cumsum(dim=1) - 1
+        ).clamp(min=0)
         with torch.inference_mode():
             hidden = self._model.get_decoder()(
-                input_ids=input_ids.to(device),
-                attention_mask=attention.to(device),
-                position_ids=position_ids.to(device),
+                input_ids=_to_device(input_ids, device),
+                attention_mask=_to_device(attention, device),
+                position_ids=_to_device(position_ids, device),
                 past_key_values=past,
                 use_cache=past is not None,
             ).last_hidden_state
             selected = hidden[
-                torch.tensor(hidden_rows, device=device), torch.tensor(hidden_cols, device=device)
+                _to_device(torch.tensor(hidden_rows), device),
+                _to_device(torch.tensor(hidden_cols), device),
             ]
             token_logprobs = torch.cat(
-                list(self._project(selected, torch.tensor(target_tokens, device=device)))
+                list(self._project(selected, _to_device(torch.tensor(target_tokens), device)))
             )
-        sums = torch.zeros(len(rows), dtype=torch.float64)
-        sums.index_add_(0, torch.tensor(hidden_rows), token_logprobs.double().cpu())
-        return [
-            LogprobResult(total=float(sums[row]), n_tokens=len(requests[index].target_ids))
-            for row, index in enumerate(rows)
-        ]
+        # summed on the host when the whole call is done: no wait between forwards
+        results.append(([rows[row] for row in hidden_rows], token_logprobs))
 
     def _project(self, hidden: Any, tokens: Any) -> Iterator[Any]:
         """Log-probability of each token under the output head, in row chunks; within a row
@@ -432,15 +486,16 @@ def _sliced_logprobs(rows: Any, tokens: Any, head: Any, step: int, transform: An
     import torch
 
     count = rows.shape[0]
-    picked = torch.empty(count, dtype=torch.float32, device=rows.device)
+    picked = torch.zeros(count, dtype=torch.float32, device=rows.device)
     running_max = torch.full((count,), float("-inf"), device=rows.device)
     running_sum = torch.zeros(count, device=rows.device)
     for low in range(0, head.weight.shape[0], step):
         bias = head.bias[low : low + step] if head.bias is not None else None
         logits = transform(torch.nn.functional.linear(rows, head.weight[low : low + step], bias))
         inside = (tokens >= low) & (tokens < low + logits.shape[1])
-        where = inside.nonzero().squeeze(1)
-        picked[where] = logits[where, tokens[where] - low]
+        # gather and select rather than index the rows inside: no wait for the device
+        local = (tokens - low).clamp(0, logits.shape[1] - 1)
+        picked = torch.where(inside, logits.gather(1, local[:, None]).squeeze(1), picked)
         new_max = torch.maximum(running_max, logits.amax(dim=1))
         finite = torch.where(torch.isfinite(new_max), new_max, torch.zeros_like(new_max))
         running_sum = running_sum * torch.exp(running_max - finite) + logits.sub_(
@@ -469,19 +524,58 @@ def _empty_cache() -> Any:
     return DynamicCache()
 
 
-def _as_cache(cache: tuple[tuple[Any, Any], ...] | None, *, rows: int) -> Any:
-    """A fresh cache holding ``cache``'s keys and values repeated over ``rows`` rows (growing it
-    never touches the tensors it was built from)."""
-    if cache is None:
-        return None
+def _stacked_cache(caches: Sequence[PrefixCache | None]) -> tuple[Any, list[int], int]:
+    """One cache for a batch whose row ``r`` continues the prefix in ``caches[r]`` (None: no
+    prefix), its rows' prefix lengths and the longest. Shorter prefixes are left-padded (zeros,
+    masked by :meth:`HFEvaluationLM._padded_rows`), so every row's new tokens start at the same
+    cache position; a prefix shared by every row is expanded, not copied. Growing the result
+    never touches the tensors it was built from."""
+    lengths = [0 if cache is None else int(cache[0][0].shape[2]) for cache in caches]
+    longest = max(lengths, default=0)
+    if longest == 0:
+        return None, lengths, 0
     from transformers import DynamicCache
 
-    return DynamicCache(
-        ddp_cache_data=[
+    rows = len(caches)
+    first = next(cache for cache in caches if cache is not None)
+    if all(cache is first for cache in caches):
+        layers = [
             (keys.expand(rows, -1, -1, -1), values.expand(rows, -1, -1, -1))
-            for keys, values in cache
+            for keys, values in first
         ]
-    )
+        return DynamicCache(ddp_cache_data=layers), lengths, longest
+    import torch
+
+    # rows sharing one prefix are filled by one copy per layer
+    groups: dict[int, list[int]] = {}
+    for row, cache in enumerate(caches):
+        if cache is not None:
+            groups.setdefault(id(cache), []).append(row)
+    layers = []
+    for layer, (keys, values) in enumerate(first):
+        stacked = []
+        for part in (keys, values):
+            padded = part.new_zeros((rows, part.shape[1], longest, part.shape[3]))
+            for members in groups.values():
+                cache = caches[members[0]]
+                tensor = cache[layer][0 if part is keys else 1]
+                length = tensor.shape[2]
+                if len(members) == 1:
+                    padded[members[0], :, longest - length :] = tensor[0]
+                else:
+                    index = _to_device(torch.tensor(members), padded.device)
+                    padded[index, :, longest - length :] = tensor.expand(len(members), -1, -1, -1)
+            stacked.append(padded)
+        layers.append((stacked[0], stacked[1]))
+    return DynamicCache(ddp_cache_data=layers), lengths, longest
+
+
+def _to_device(tensor: Any, device: Any) -> Any:
+    """``tensor`` on ``device``; to a GPU through pinned memory without waiting for the work
+    already queued (a plain copy from pageable memory would wait for it)."""
+    if getattr(device, "type", str(device)) != "cuda":
+        return tensor.to(device)
+    return tensor.pin_memory().to(device, non_blocking=True)
 
 
 def supports_prefix_reuse(config: Any) -> bool:

@@ -59,6 +59,8 @@ def test_gpu_benchmark_smoke_on_cpu(tmp_path: Path):
             "float32",
             "--peak-tflops",
             "1",
+            "--sweep",
+            "100000/0,100000/100000",
             "--out",
             str(out),
         ]
@@ -68,12 +70,20 @@ def test_gpu_benchmark_smoke_on_cpu(tmp_path: Path):
     assert ours["executed_tflop"] < 0.6 * baseline["executed_tflop"]
     assert ours["mfu"] == pytest.approx(ours["achieved_tflops"] / 1.0)
     assert ours["speedup"] == pytest.approx(ours["tokens_per_s"] / baseline["tokens_per_s"])
-    # ours: the two papers' prompt + synopsis (80 tokens each) in one forward, then each
-    # paper's six suffixes in one batch; the baseline: one forward per request
-    assert (ours["forwards"], baseline["forwards"]) == (3, 12)
+    # ours: the two papers' prompt + synopsis (80 tokens each) in one forward, then both
+    # papers' six suffixes each in one batch (each row on its own paper's prefix); the
+    # baseline: one forward per request
+    assert (ours["forwards"], baseline["forwards"]) == (2, 12)
     suffixes = 2 * sum(15 + 5 + r + 2 + 5 + r for r in range(3))
-    assert ours["tokens_per_forward"] == pytest.approx((2 * 80 + suffixes) / 3)
+    assert ours["tokens_per_forward"] == pytest.approx((2 * 80 + suffixes) / 2)
     assert 0 < ours["padding"] < 0.5
+    assert ours["padded_prefix_tokens"] == 0  # both papers' prefixes are 79 tokens long
+    assert len(ours["rounds_s"]) == 2 and ours["max_abs_diff"] < 1e-3
+    assert report["projection"]["ours_s"] == pytest.approx(1.4e6 / ours["tokens_per_s"])
+    # no forward cost: every row alone, no padding; a prohibitive one: the fewest forwards
+    alone, fewest = report["budget_sweep"]["runs"]
+    assert (alone["padding"], alone["forwards"]) == (0, 2 + 12)
+    assert fewest["forwards"] == 2 and fewest["padding"] > 0
 
 
 def test_generation_benchmark_demo_runs_this_tree_as_installed_and_reports_failures(

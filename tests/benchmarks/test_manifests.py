@@ -156,6 +156,38 @@ def test_a_run_records_its_provenance_and_every_files_hash(tmp_path: Path):
     assert "files" not in again["earlier_runs"][0]
 
 
+def test_a_copy_without_git_records_the_commit_it_is_told_and_no_claim_on_changes(
+    tmp_path: Path, monkeypatch
+):
+    """A tree copied to a rented GPU machine has no git: the commit comes from
+    GEM_TASKS_COMMIT, marked as such, and whether the copy had changes is unknown (None);
+    without the variable the commit is None, never a guess."""
+    manifest = load_benchmark("common.manifest")
+    monkeypatch.setattr(manifest, "git", lambda *args: None)
+    monkeypatch.delenv("GEM_TASKS_COMMIT", raising=False)
+    record = manifest.Run(tmp_path / "a").record
+    assert (record["commit"], record["commit_source"], record["uncommitted_changes"]) == (
+        None,
+        None,
+        None,
+    )
+    monkeypatch.setenv("GEM_TASKS_COMMIT", "abc123")
+    record = manifest.Run(tmp_path / "b").record
+    assert (record["commit"], record["commit_source"], record["uncommitted_changes"]) == (
+        "abc123",
+        "GEM_TASKS_COMMIT",
+        None,
+    )
+    # in a checkout, git wins over the variable
+    monkeypatch.setattr(manifest, "git", lambda *args: "f00d" if args[0] == "rev-parse" else "")
+    record = manifest.Run(tmp_path / "c").record
+    assert (record["commit"], record["commit_source"], record["uncommitted_changes"]) == (
+        "f00d",
+        "git",
+        False,
+    )
+
+
 def test_a_backfill_never_replaces_a_manifest_and_needs_the_history(tmp_path: Path):
     backfill = load_benchmark("common.backfill")
     folder = tmp_path / "results"

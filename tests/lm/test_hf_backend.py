@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from scorers.lm.base import GenerationSettings, ScoringRequest
-from scorers.lm.budget import token_budget_batches
+from scorers.lm.budget import least_padding_batches, token_budget_batches
 from scorers.lm.hf import HFEvaluationLM
 
 
@@ -103,6 +103,40 @@ def test_token_budget_batches_sorts_and_respects_budget():
         assert len(batch) == 1 or max(lengths[i] for i in batch) * len(batch) <= 14
 
 
+def test_least_padding_batches_weighs_padding_against_forwards():
+    """Hand-worked: rows of 1, 1, 1 and 10 tokens. With no forward cost every row is alone (no
+    padding); at 5 tokens per forward the three short rows share one (3 + 5) and the long one
+    runs alone (10 + 5): 23 beats all four together (40 + 5) and four forwards (33); at 100 per
+    forward one batch (140) beats two (213), unless the budget forbids it (4 x 10 > 30)."""
+    lengths = [1, 10, 1, 1]
+    assert least_padding_batches(lengths, 100, forward_cost=0) == [[0], [2], [3], [1]]
+    assert least_padding_batches(lengths, 100, forward_cost=5) == [[0, 2, 3], [1]]
+    assert least_padding_batches(lengths, 100, forward_cost=100) == [[0, 2, 3, 1]]
+    assert least_padding_batches(lengths, 30, forward_cost=100) == [[0, 2, 3], [1]]
+    assert least_padding_batches([50], 10, forward_cost=0) == [[0]]  # a long row alone
+    assert least_padding_batches([], 10, forward_cost=3) == []
+    with pytest.raises(ValueError, match="forward_cost"):
+        least_padding_batches(lengths, 100, forward_cost=-1)
+
+
+def test_least_padding_batches_never_pad_more_than_greedy_batches():
+    import random
+
+    rng = random.Random(0)
+    for _ in range(50):
+        lengths = [rng.randint(1, 60) for _ in range(rng.randint(1, 40))]
+        budget, cost = rng.choice([64, 200, 1000]), rng.choice([0, 8, 64])
+        batches = least_padding_batches(lengths, budget, forward_cost=cost)
+        assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
+        for batch in batches:
+            assert len(batch) == 1 or len(batch) * max(lengths[i] for i in batch) <= budget
+
+        def cost_of(split, lengths=lengths, cost=cost):
+            return sum(len(b) * max(lengths[i] for i in b) + cost for b in split)
+
+        assert cost_of(batches) <= cost_of(token_budget_batches(lengths, budget))
+
+
 def test_scoring_request_rejects_empty_parts():
     with pytest.raises(ValueError, match="context"):
         ScoringRequest((), (1,))
@@ -167,6 +201,9 @@ def test_prefix_reuse_gives_the_same_results_with_fewer_tokens(tiny_model, token
         "left": HFEvaluationLM(
             tiny_model, tokenizer, identity="t", max_batch_tokens=10**6, padding_side="left"
         ),
+        "fewest forwards": HFEvaluationLM(
+            tiny_model, tokenizer, identity="t", max_batch_tokens=10**6, forward_cost_tokens=10**6
+        ),
     }
     assert all(v.prefix_reuse for v in variants.values()) and not plain.prefix_reuse
     assert [r.total for r in plain.target_logprobs(requests)] == pytest.approx(naive, abs=1e-4)
@@ -208,8 +245,13 @@ def test_sibling_prefixes_are_extended_together(tiny_model, tokenizer, min_share
     one = HFEvaluationLM(
         tiny_model, tokenizer, identity="t", max_batch_tokens=1, min_shared_prefix=min_shared
     )
-    batched = HFEvaluationLM(
-        tiny_model, tokenizer, identity="t", max_batch_tokens=10**6, min_shared_prefix=min_shared
+    batched = HFEvaluationLM(  # a forward costs more than any padding: fewest forwards
+        tiny_model,
+        tokenizer,
+        identity="t",
+        max_batch_tokens=10**6,
+        min_shared_prefix=min_shared,
+        forward_cost_tokens=10**6,
     )
     plan = plan_prefix_tree(
         [r.context_ids + r.target_ids for r in requests],
@@ -231,16 +273,19 @@ def test_sibling_prefixes_are_extended_together(tiny_model, tokenizer, min_share
         assert backend.stats["tokens"] == planned
     assert one.stats["padded_tokens"] == planned  # one row per forward: no padding
     assert one.stats["forwards"] == len(requests) + sum(inner)  # one per leaf, one per prefix
-    # batched: one forward per group of siblings and per node's leaves
-    nodes_with_leaves = 0
-    stack = [plan]
-    while stack:
-        node = stack.pop()
-        nodes_with_leaves += bool(node.leaves)
-        stack.extend(node.children)
-    groups = sum(1 for n in inner if n)
-    assert batched.stats["forwards"] == nodes_with_leaves + groups < one.stats["forwards"]
+    # batched, within the budget: one forward for all the leaves of one depth of the tree,
+    # whatever node they hang from, and one for all the prefixes extended at that depth
+    levels_with_leaves = levels_with_children = 0
+    level = [plan]
+    while level:
+        levels_with_leaves += any(node.leaves for node in level)
+        levels_with_children += any(node.children for node in level)
+        level = [child for node in level for child in node.children]
+    assert batched.stats["forwards"] == levels_with_leaves + levels_with_children
+    assert batched.stats["forwards"] < one.stats["forwards"]
     assert batched.stats["padded_tokens"] > planned
+    if min_shared == 4:  # cousins of unequal prefix lengths shared a forward
+        assert batched.stats["padded_prefix_tokens"] > 0
 
 
 @pytest.mark.slow
