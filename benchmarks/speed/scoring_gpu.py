@@ -17,6 +17,7 @@ are those of the real prompts. Run on the GPU machine:
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import time
 from pathlib import Path
@@ -195,16 +196,26 @@ def budget_sweep(
     identity: str,
     device: str,
     peak: float | None,
+    deadline: float = float("inf"),
+    held_elsewhere_gib: float = 0.0,
 ) -> list[dict[str, Any]]:
     """Our path at each (token budget per forward, forward cost) of ``settings``, with the
     allocator capped at ``cap_gib`` (an 80 GB card's memory on a larger one): tokens/s, padding
-    and peak memory, or the out-of-memory error that ends a setting."""
+    and peak memory (less ``held_elsewhere_gib``, a second model copy's weights, which the
+    cap also leaves aside), or the out-of-memory error that ends a setting."""
     if cap_gib and device.startswith("cuda"):
         total = torch.cuda.get_device_properties(device).total_memory / 2**30
-        torch.cuda.set_per_process_memory_fraction(min(1.0, cap_gib / total))
+        # the weights of a second copy held for the comparison are not the sweep's to count
+        cap = cap_gib + held_elsewhere_gib
+        torch.cuda.set_per_process_memory_fraction(min(1.0, cap / total))
     tokens = sum(r.length for r in requests)
     rows = []
     for budget, cost in settings:
+        if time.perf_counter() > deadline:
+            rows.append(
+                {"max_batch_tokens": budget, "forward_cost_tokens": cost, "skipped": "time limit"}
+            )
+            continue
         lm = evaluation_lm(model, identity, budget, cost)
         flops = ours_flops(shape, requests, lm.min_shared_prefix)
         try:
@@ -226,7 +237,7 @@ def budget_sweep(
             "max_batch_tokens": budget,
             "forward_cost_tokens": cost,
             **rate(tokens, flops, seconds, peak),
-            "peak_memory_gib": memory,
+            "peak_memory_gib": None if memory is None else memory - held_elsewhere_gib,
             "forwards": lm.stats["forwards"],
             "padding": 1 - lm.stats["tokens"] / max(1, lm.stats["padded_tokens"]),
         }
@@ -305,10 +316,22 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     )
     parser.add_argument("--profile", action="store_true", help="profile one run of ours")
     parser.add_argument(
+        "--compile",
+        action="store_true",
+        help="also time ours with compiled decoder layers (compile_layers=True), on a copy",
+    )
+    parser.add_argument(
         "--project-tokens",
         type=float,
         default=1.4e6,
         help="prompt tokens of the pass to project the time of (300-paper GRE-bench: ~1.4M)",
+    )
+    parser.add_argument(
+        "--time-limit-s",
+        type=float,
+        default=float("inf"),
+        help="skip the sweep's remaining settings and the profile once this many seconds have "
+        "passed (a rented GPU's lease); what was skipped is recorded",
     )
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
@@ -319,6 +342,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     shape = LLAMA_31_8B if args.shape == "llama-3.1-8b" else TINY
     dtype = getattr(torch, args.dtype)
     started = time.perf_counter()
+    deadline = started + args.time_limit_s
     model = build_model(shape, dtype, args.device)
     synchronize(args.device)
     built = time.perf_counter() - started
@@ -348,18 +372,37 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "baseline": lambda rs: baseline_logprobs(model, rs),
         "ours": lambda rs: [r.total for r in ours_lm.target_logprobs(rs)],
     }
-    seconds: dict[str, list[float]] = {"baseline": [], "ours": []}
+    compiled_lm = None
+    if args.compile:
+        # a copy of the weights with compiled layers: the reference and the eager path keep
+        # running the eager model in the same rounds
+        compiled_lm = HFEvaluationLM(
+            copy.deepcopy(model),
+            SimpleNamespace(pad_token_id=0, eos_token_id=0),
+            identity=identity,
+            max_batch_tokens=args.max_batch_tokens,
+            forward_cost_tokens=args.forward_cost,
+            compile_layers=True,
+        )
+        runs["ours_compiled"] = lambda rs: [r.total for r in compiled_lm.target_logprobs(rs)]
+        flops["ours_compiled"] = flops["ours"]
+    seconds: dict[str, list[float]] = {label: [] for label in runs}
+    first_round: dict[str, float] = {}
     memory: dict[str, float | None] = {}
-    worst = 0.0
+    worst = {label: 0.0 for label in runs}
     for round_ in range(args.rounds + 1):  # round 0 warms kernels and the allocator up
         reference: list[float] = []
         for label, run in runs.items():
-            ours_lm.stats.clear()
+            if label != "baseline":  # the stats describe each path's last run
+                (compiled_lm if label == "ours_compiled" else ours_lm).stats.clear()
             totals, elapsed, peak_memory = timed(run, requests, args.device)
             if label == "baseline":
                 reference = totals
             else:
-                worst = max(worst, check_agreement(totals, reference, requests, args.dtype))
+                agreement = check_agreement(totals, reference, requests, args.dtype)
+                worst[label] = max(worst[label], agreement)
+            if not round_:
+                first_round[label] = elapsed
             if round_:
                 seconds[label].append(elapsed)
                 memory[label] = max(memory.get(label) or 0.0, peak_memory or 0.0) or None
@@ -370,17 +413,25 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         results[label] = rate(tokens, flops[label], best, peak)
         results[label]["rounds_s"] = seconds[label]
         results[label]["peak_memory_gib"] = memory[label]
-    speedup = results["ours"]["tokens_per_s"] / results["baseline"]["tokens_per_s"]
-    results["ours"]["speedup"] = speedup
-    results["ours"]["speedups_by_round"] = [
-        b / o for b, o in zip(seconds["baseline"], seconds["ours"], strict=True)
-    ]
-    results["ours"]["max_abs_diff"] = worst
-    stats = ours_lm.stats
-    results["ours"]["forwards"] = stats["forwards"]
-    results["ours"]["tokens_per_forward"] = stats["tokens"] / max(1, stats["forwards"])
-    results["ours"]["padding"] = 1 - stats["tokens"] / max(1, stats["padded_tokens"])
-    results["ours"]["padded_prefix_tokens"] = stats["padded_prefix_tokens"]
+    for label in runs:
+        if label == "baseline":
+            continue
+        results[label]["speedup"] = (
+            results[label]["tokens_per_s"] / results["baseline"]["tokens_per_s"]
+        )
+        results[label]["speedups_by_round"] = [
+            b / o for b, o in zip(seconds["baseline"], seconds[label], strict=True)
+        ]
+        results[label]["first_round_s"] = first_round[label]
+        results[label]["max_abs_diff"] = worst[label]
+    for label, lm in (("ours", ours_lm), ("ours_compiled", compiled_lm)):
+        if lm is None:
+            continue
+        stats = lm.stats
+        results[label]["forwards"] = stats["forwards"]
+        results[label]["tokens_per_forward"] = stats["tokens"] / max(1, stats["forwards"])
+        results[label]["padding"] = 1 - stats["tokens"] / max(1, stats["padded_tokens"])
+        results[label]["padded_prefix_tokens"] = stats["padded_prefix_tokens"]
     results["baseline"]["forwards"] = len(requests)
     results["baseline"]["tokens_per_forward"] = tokens / max(1, len(requests))
     print(
@@ -397,15 +448,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             f"{r['tokens_per_forward']:8.0f}"
         )
     print(f"ours: padding is {results['ours']['padding']:.1%} of the tokens it runs")
-    projected = {
-        "prompt_tokens": args.project_tokens,
-        "ours_s": args.project_tokens / results["ours"]["tokens_per_s"],
-        "baseline_s": args.project_tokens / results["baseline"]["tokens_per_s"],
-    }
+    projected: dict[str, float] = {"prompt_tokens": args.project_tokens}
+    for label, r in results.items():
+        projected[f"{label}_s"] = args.project_tokens / r["tokens_per_s"]
     print(
-        f"a pass of {args.project_tokens:.3g} prompt tokens at these rates: ours "
-        f"{projected['ours_s'] / 60:.1f} min, the reference {projected['baseline_s'] / 60:.1f} min"
+        f"a pass of {args.project_tokens:.3g} prompt tokens at these rates: "
+        + ", ".join(f"{label} {projected[f'{label}_s'] / 60:.2f} min" for label in results)
     )
+    best = "ours_compiled" if compiled_lm is not None else "ours"
+    best_model = compiled_lm.model if compiled_lm is not None else model
     report = {
         "device": name,
         "shape": args.shape,
@@ -421,12 +472,30 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "results": results,
         "projection": projected,
     }
+    if compiled_lm is not None:
+        from torch._dynamo.utils import counters
+
+        report["compile"] = {
+            "unique_graphs": counters["stats"]["unique_graphs"],
+            "graph_breaks": sum(counters["graph_break"].values()),
+            "first_round_s": first_round["ours_compiled"],
+            "median_round_s": results["ours_compiled"]["seconds"],
+        }
+        print(f"compiled layers: {report['compile']}")
+    if args.out:  # the comparison is safe on disk before the optional parts
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(report, indent=2))
     if args.sweep:
         settings = [tuple(int(x) for x in item.split("/")) for item in args.sweep.split(",")]
+        other = 0.0
+        if compiled_lm is not None and args.device.startswith("cuda"):
+            other = sum(p.numel() * p.element_size() for p in model.parameters()) / 2**30
         report["budget_sweep"] = {
             "cap_gib": args.cap_gib,
+            "second_copy_gib": other,
+            "model": best,
             "runs": budget_sweep(
-                model,
+                best_model,
                 requests,
                 shape=shape,
                 settings=settings,
@@ -434,10 +503,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 identity=identity,
                 device=args.device,
                 peak=peak,
+                deadline=deadline,
+                held_elsewhere_gib=other,
             ),
         }
-    if args.profile:
-        profiled = profile_table(runs["ours"], requests, args.device)
+    if args.profile and time.perf_counter() > deadline:
+        report["profile"] = {"skipped": "past --time-limit-s"}
+    elif args.profile:
+        profiled = profile_table(runs[best], requests, args.device)
+        profiled["model"] = best
         print(profiled["table"])
         print(f"device busy {profiled['busy_fraction']:.1%} of {profiled['wall_s']:.2f} s")
         report["profile"] = {k: v for k, v in profiled.items() if k != "table"}
