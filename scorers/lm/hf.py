@@ -350,7 +350,7 @@ class HFEvaluationLM:
                 # no padding anywhere: let the model build its own causal mask
                 attention_mask=None if uniform and one_prefix else _to_device(attention, device),
                 position_ids=_to_device(position_ids, device),
-                past_key_values=past if past is not None else _empty_cache(),
+                past_key_values=past if past is not None else _empty_cache(self._model.config),
                 use_cache=True,
             )
         layers = output.past_key_values.layers
@@ -522,10 +522,12 @@ def _merge_adapter(model: Any, adapter: str | Path) -> Any:
     return PeftModel.from_pretrained(model, str(adapter)).merge_and_unload().eval()
 
 
-def _empty_cache() -> Any:
+def _empty_cache(config: Any) -> Any:
+    """An empty cache with every layer's slot made up front (a cache that grows a slot per
+    layer changes shape between layers, and compiled layers would recompile for each)."""
     from transformers import DynamicCache
 
-    return DynamicCache()
+    return DynamicCache(config=config)
 
 
 def _stacked_cache(caches: Sequence[PrefixCache | None]) -> tuple[Any, list[int], int]:
@@ -604,9 +606,15 @@ def compile_decoder_layers(model: Any) -> int:
         raise ValueError(
             f"compile_layers needs a decoder with a list of layers; {type(model).__name__} has none"
         )
+    compiled = 0
     for layer in layers:
-        layer.compile(dynamic=True)
-    return len(layers)
+        for child in layer.children():
+            # the attention module reads and writes the cache at its own layer index, which
+            # compiled code specialises on: one compilation per layer, past dynamo's limit
+            if not hasattr(child, "layer_idx"):
+                child.compile(dynamic=True)
+                compiled += 1
+    return compiled
 
 
 def supports_prefix_reuse(config: Any) -> bool:
