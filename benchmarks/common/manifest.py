@@ -153,13 +153,17 @@ class Run:
         commit = git("rev-parse", "HEAD")
         changes = git("status", "--porcelain", "--untracked-files=no")
         source = "git"
-        if commit is None and os.environ.get("GEM_TASKS_COMMIT"):
+        declared = os.environ.get("GEM_TASKS_COMMIT") or None
+        if commit is None and declared:
             # a copy of the tree without git (a rented GPU machine): the commit it was copied
             # from, as the person who copied it says; whether it had changes is unknown
-            commit, source = os.environ["GEM_TASKS_COMMIT"], "GEM_TASKS_COMMIT"
+            commit, source = declared, "GEM_TASKS_COMMIT"
         self.record = {
             "commit": commit,
             "commit_source": source if commit else None,
+            # what the caller says was copied, beside git's answer: a copy can carry stale git
+            # metadata (seen on a GPU machine: the session's first commit, not the one run)
+            "declared_commit": declared,
             "uncommitted_changes": bool(changes) if source == "git" and commit else None,
             "command": command_line(),
             "machine": describe_machine(),

@@ -178,7 +178,7 @@ def test_a_copy_without_git_records_the_commit_it_is_told_and_no_claim_on_change
         "GEM_TASKS_COMMIT",
         None,
     )
-    # in a checkout, git wins over the variable
+    # in a checkout git answers, and the declared commit is recorded beside it
     monkeypatch.setattr(manifest, "git", lambda *args: "f00d" if args[0] == "rev-parse" else "")
     record = manifest.Run(tmp_path / "c").record
     assert (record["commit"], record["commit_source"], record["uncommitted_changes"]) == (
@@ -186,6 +186,7 @@ def test_a_copy_without_git_records_the_commit_it_is_told_and_no_claim_on_change
         "git",
         False,
     )
+    assert record["declared_commit"] == "abc123"
 
 
 def test_a_backfill_never_replaces_a_manifest_and_needs_the_history(tmp_path: Path):

@@ -322,3 +322,36 @@ def test_loading_a_model_prints_nothing(tmp_path):
     assert run.stdout.strip() == "done"
     for noise in ("de-quantizing", "Loading weights", "Writing model shards", "%|"):
         assert noise not in run.stderr, run.stderr[-2000:]
+
+
+@pytest.mark.slow
+def test_compiled_layers_score_like_eager_layers(tiny_model, tokenizer):
+    """compile_layers compiles each layer's norms and MLP (the attention, which indexes the
+    cache by its layer, stays eager): the scores are the eager ones up to rounding, and the
+    layers share a handful of compiled graphs rather than one per layer."""
+    import copy
+
+    from torch._dynamo.utils import counters
+
+    from scorers.lm.hf import compile_decoder_layers
+
+    requests = paper_requests(tokenizer)
+    eager = HFEvaluationLM(tiny_model, tokenizer, identity="t", max_batch_tokens=10**6)
+    model = copy.deepcopy(tiny_model)
+    layers = model.get_decoder().layers
+    before = counters["stats"]["unique_graphs"]
+    compiled = HFEvaluationLM(
+        model, tokenizer, identity="t", max_batch_tokens=10**6, compile_layers=True
+    )
+    got = [r.total for r in compiled.target_logprobs(requests)]
+    assert got == pytest.approx([r.total for r in eager.target_logprobs(requests)], abs=1e-4)
+    assert all(layer.self_attn._compiled_call_impl is None for layer in layers)
+    assert all(layer.mlp._compiled_call_impl is not None for layer in layers)
+    assert 0 < counters["stats"]["unique_graphs"] - before <= 8
+    with pytest.raises(ValueError, match="list of layers"):
+        compile_decoder_layers(_NoLayers())
+
+
+class _NoLayers(torch.nn.Module):
+    def get_decoder(self):
+        return self
