@@ -253,6 +253,57 @@ def demo_comparison(baseline_ref: str) -> dict[str, Any]:
     }
 
 
+def markdown_report(result: dict[str, Any], command: str) -> str:
+    """The run's tables as markdown, written beside its JSON: tokens/s of both paths per
+    workload and batch (with the token-by-token check), and the demo before and after."""
+    machine = result["machine"]
+    lines = [
+        f"# Generation speed, SmolLM2-135M fp32, {machine.get('cpus')} cores",
+        "",
+        f"`{command}`, on {machine.get('cpu') or machine.get('processor')}, torch "
+        f"{machine.get('torch')} ({machine.get('torch_threads')} threads). Written by the "
+        "script with [the JSON](generation_cpu.json).",
+        "",
+        "| workload | batch | transformers generate (tok/s) | ours (tok/s) | speed-up "
+        "| identical replies |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for row in result["batches"]:
+        lines.append(
+            f"| {row['workload']} | {row['batch']} | "
+            f"{row['transformers_generate']['tokens_per_s']:.2f} | "
+            f"{row['ours']['tokens_per_s']:.2f} | {row['speedup']:.2f} | "
+            f"{row['identical_rows']} of {row['batch']} |"
+        )
+    demo = result.get("demo")
+    if demo:
+        lines += [
+            "",
+            f"Demo (`{demo['command']}`, fresh score cache, warm model folder), in the same run:",
+            "",
+            "| tree | wall clock | generated tokens | "
+            + " | ".join(sorted(demo["ours"]["scores"]))
+            + " |",
+            "| --- | --- | --- | " + " | ".join("---" for _ in demo["ours"]["scores"]) + " |",
+        ]
+        names = sorted(demo["ours"]["scores"])
+        for label, run in (
+            (f"{demo['baseline_ref']} (baseline)", demo["baseline"]),
+            ("this tree", demo["ours"]),
+        ):
+            lines.append(
+                f"| {label} | {run['seconds']} s | {run['output_tokens']} | "
+                + " | ".join(str(run["scores"].get(name)) for name in names)
+                + " |"
+            )
+        lines += [
+            "",
+            f"Speed-up {demo['speedup']}x; largest change of a sample's score "
+            f"{demo['max_abs_score_change']:.3g}.",
+        ]
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--review-batches", default="1,10", help="batch sizes (comma-separated)")
@@ -288,6 +339,8 @@ def main() -> None:
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text + "\n")
+        report = markdown_report(result, provenance.record["command"])
+        args.out.with_suffix(".md").write_text(report)
         provenance.finish()
     print(text)
 

@@ -714,3 +714,39 @@ def test_decisions_experiment_writes_the_rows_and_the_unread_verdicts(tmp_path, 
     assert "| tiny/human | 4 |" in verdicts
     assert "| tiny/baseline:always_reject | 4 | 4 | 4x the rule states no rating |" in verdicts
     assert "| tiny/baseline:committee | 4 | 0 | – |" in verdicts
+
+
+def test_generation_benchmark_writes_its_tables_from_its_result():
+    """The markdown beside the JSON is made from the result: one row per workload and batch
+    with both rates, the speed-up and the token-by-token check, and the demo's two trees."""
+    report = load_benchmark("speed.generation").markdown_report
+    path = {"seconds": 1.0, "generated_tokens": 10, "tokens_per_s": 10.0, "stats": {}}
+    result = {
+        "machine": {"cpus": 2, "cpu": "Test CPU", "torch": "2.13", "torch_threads": 2},
+        "batches": [
+            {
+                "workload": "rewrite",
+                "batch": 4,
+                "transformers_generate": path,
+                "ours": {**path, "tokens_per_s": 25.0},
+                "speedup": 2.5,
+                "identical_rows": 3,
+            }
+        ],
+    }
+    text = report(result, "python -m benchmarks.speed.generation")
+    assert "| rewrite | 4 | 10.00 | 25.00 | 2.50 | 3 of 4 |" in text
+    assert "Demo" not in text and "Test CPU" in text
+    run = {"seconds": 9.5, "output_tokens": 100, "scores": {"gem": -1.0, "gem_s": -2.0}}
+    result["demo"] = {
+        "command": "inspect eval x",
+        "baseline_ref": "abc",
+        "baseline": {**run, "seconds": 19.0},
+        "ours": run,
+        "speedup": 2.0,
+        "max_abs_score_change": 0.0,
+    }
+    text = report(result, "cmd")
+    assert "| abc (baseline) | 19.0 s | 100 | -1.0 | -2.0 |" in text
+    assert "| this tree | 9.5 s | 100 | -1.0 | -2.0 |" in text
+    assert "Speed-up 2.0x" in text
