@@ -23,7 +23,13 @@ from transformers import AttentionInterface
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, sdpa_mask
 
-__all__ = ["GQA_SDPA", "gqa_sdpa_attention_forward", "use_gqa_attention"]
+__all__ = [
+    "GQA_SDPA",
+    "GQA_SDPA_ANY_DEVICE",
+    "gqa_sdpa_attention_forward",
+    "gqa_sdpa_attention_forward_any_device",
+    "use_gqa_attention",
+]
 
 GQA_SDPA = "gem_tasks_gqa_sdpa"
 """The attention implementation's registered name."""
@@ -38,15 +44,18 @@ def gqa_sdpa_attention_forward(
     dropout: float = 0.0,
     scaling: float | None = None,
     is_causal: bool | None = None,
+    *,
+    any_device: bool = False,
     **kwargs: Any,
 ) -> tuple[Any, None]:
-    """transformers' ``sdpa`` attention, with masked grouped-query attention on a CPU done by
-    PyTorch's kernel instead of repeated key/value heads."""
+    """transformers' ``sdpa`` attention, with masked grouped-query attention on a CPU (or, with
+    ``any_device``, on any device) done by PyTorch's kernel instead of repeated key/value
+    heads."""
     groups = getattr(module, "num_key_value_groups", 1)
     plain = (
         groups > 1
         and attention_mask is not None
-        and query.device.type == "cpu"
+        and (any_device or query.device.type == "cpu")
         and kwargs.get("position_bias") is None
         and kwargs.get("cache") is None
         and key.shape[-1] == value.shape[-1]
@@ -78,20 +87,33 @@ def gqa_sdpa_attention_forward(
     return output.transpose(1, 2).contiguous(), None
 
 
+def gqa_sdpa_attention_forward_any_device(*args: Any, **kwargs: Any) -> tuple[Any, None]:
+    """:func:`gqa_sdpa_attention_forward` on every device (a GPU too)."""
+    return gqa_sdpa_attention_forward(*args, any_device=True, **kwargs)
+
+
+GQA_SDPA_ANY_DEVICE = "gem_tasks_gqa_sdpa_any_device"
+"""The same attention on every device: whether PyTorch's GPU kernels take grouped heads with a
+mask faster than transformers' repeated heads is what ``benchmarks/speed/scoring_gpu.py --gqa``
+measures; it is opt-in until measured."""
+
 AttentionInterface.register(GQA_SDPA, gqa_sdpa_attention_forward)
 ALL_MASK_ATTENTION_FUNCTIONS.register(GQA_SDPA, sdpa_mask)
+AttentionInterface.register(GQA_SDPA_ANY_DEVICE, gqa_sdpa_attention_forward_any_device)
+ALL_MASK_ATTENTION_FUNCTIONS.register(GQA_SDPA_ANY_DEVICE, sdpa_mask)
 
 
-def use_gqa_attention(model: Any) -> bool:
+def use_gqa_attention(model: Any, *, any_device: bool = False) -> bool:
     """Switch ``model`` to :data:`GQA_SDPA` when it runs ``sdpa`` attention on a CPU with grouped
-    key/value heads; returns whether it did."""
+    key/value heads (with ``any_device``, to :data:`GQA_SDPA_ANY_DEVICE` wherever it runs);
+    returns whether it did."""
     config = model.config
     heads = getattr(config, "num_attention_heads", None)
     kv_heads = getattr(config, "num_key_value_heads", None) or heads
     on_cpu = next(model.parameters()).device.type == "cpu"
-    if not on_cpu or getattr(config, "_attn_implementation", None) != "sdpa":
+    if getattr(config, "_attn_implementation", None) != "sdpa":
         return False
-    if not heads or kv_heads == heads:
+    if not heads or kv_heads == heads or not (on_cpu or any_device):
         return False
-    model.set_attn_implementation(GQA_SDPA)
+    model.set_attn_implementation(GQA_SDPA_ANY_DEVICE if any_device else GQA_SDPA)
     return True

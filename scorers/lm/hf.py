@@ -60,6 +60,7 @@ class HFEvaluationLM:
         min_shared_prefix: int = DEFAULT_MIN_SHARED,
         forward_cost_tokens: int = DEFAULT_FORWARD_COST,
         compile_layers: bool = False,
+        gqa_on_gpu: bool = False,
     ) -> None:
         if padding_side not in ("left", "right"):
             raise ValueError("padding_side must be 'left' or 'right'")
@@ -68,7 +69,7 @@ class HFEvaluationLM:
         self._model = model.eval()
         # masked grouped-query attention without repeated key/value heads on a CPU (identical
         # outputs, scorers/lm/attention.py)
-        self.gqa_attention = use_gqa_attention(self._model)
+        self.gqa_attention = use_gqa_attention(self._model, any_device=gqa_on_gpu)
         self._tokenizer = tokenizer
         self._identity = identity
         on_cpu = next(model.parameters()).device.type == "cpu"

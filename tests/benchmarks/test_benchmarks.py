@@ -61,6 +61,7 @@ def test_gpu_benchmark_smoke_on_cpu(tmp_path: Path):
             "1",
             "--sweep",
             "100000/0,100000/100000",
+            "--gqa",
             "--out",
             str(out),
         ]
@@ -80,6 +81,10 @@ def test_gpu_benchmark_smoke_on_cpu(tmp_path: Path):
     assert ours["padded_prefix_tokens"] == 0  # both papers' prefixes are 79 tokens long
     assert len(ours["rounds_s"]) == 2 and ours["max_abs_diff"] < 1e-3
     assert report["projection"]["ours_s"] == pytest.approx(1.4e6 / ours["tokens_per_s"])
+    # --gqa: a copy with grouped-query attention under masks, timed beside, the same plan
+    gqa = report["results"]["ours_gqa"]
+    assert gqa["forwards"] == ours["forwards"] and gqa["max_abs_diff"] < 1e-3
+    assert "compile" not in report
     # no forward cost: every row alone, no padding; a prohibitive one: the fewest forwards
     alone, fewest = report["budget_sweep"]["runs"]
     assert (alone["padding"], alone["forwards"]) == (0, 2 + 12)

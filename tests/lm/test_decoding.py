@@ -155,7 +155,7 @@ def test_preallocated_layer_refuses_to_overflow():
 def test_gqa_attention_with_a_padding_mask_is_bitwise_identical(tokenizer):
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from scorers.lm.attention import GQA_SDPA, use_gqa_attention
+    from scorers.lm.attention import GQA_SDPA, GQA_SDPA_ANY_DEVICE, use_gqa_attention
 
     torch.manual_seed(1)
     config = LlamaConfig(
@@ -175,6 +175,13 @@ def test_gqa_attention_with_a_padding_mask_is_bitwise_identical(tokenizer):
     assert torch.equal(before, after)
     mha = LlamaForCausalLM(LlamaConfig(**{**config.to_dict(), "num_key_value_heads": 8}))
     assert not use_gqa_attention(mha)  # nothing to gain without grouped heads
+    # the opt-in for every device (a GPU's kernels are measured by the GPU benchmark): the
+    # same function wherever it is allowed
+    model.set_attn_implementation("sdpa")
+    assert use_gqa_attention(model, any_device=True)
+    assert model.config._attn_implementation == GQA_SDPA_ANY_DEVICE
+    with torch.inference_mode():
+        assert torch.equal(before, model(input_ids=ids, attention_mask=mask).logits)
 
 
 class SlowBackend:
