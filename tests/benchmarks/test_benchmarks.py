@@ -592,6 +592,35 @@ def test_rewrite_budget_benchmark_counts_cut_rewrites_under_both_rules(tmp_path:
     assert "| 1024 | 1 | 1 | 0 |" in table and result["provenance"]["command"]
 
 
+def test_rewrite_budget_script_writes_its_results_and_manifest(tmp_path: Path, monkeypatch):
+    """main end to end with the rewrites stubbed: the results (whose provenance holds paths)
+    are written as JSON, and the manifest hashes both files."""
+    bench = load_benchmark("experiments.rewrite_budget.run")
+    data = tmp_path / "papers.jsonl"
+    data.write_text("{}\n")
+    row = {"rule": "r", "rewrites": 1, "at_limit": 0, "at_limit_repeating_a_line": 0}
+
+    async def measure(texts, resources):
+        return {
+            "generator": "test/rewriter",
+            "before": {**row, "seconds": 1.0},
+            "after": {**row, "seconds": 2.0},
+            "per_budget": {},
+            "budgets": {},
+            "cache": {"generation_hit": 0, "generation_miss": 2},
+        }
+
+    monkeypatch.setattr(bench, "sample_reviews", lambda path, n, seed: [("r1", "a review")])
+    monkeypatch.setattr(bench, "measure", measure)
+    out = tmp_path / "out"
+    bench.main(["--data", str(data), "--reviews", "1", "--out", str(out)])
+    written = json.loads((out / "results.json").read_text())
+    assert written["review_ids"] == ["r1"]
+    assert written["provenance"]["settings"]["out"] == str(out)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert set(manifest["files"]) == {"results.json", "summary.md"}
+
+
 def test_summaries_robustness_describes_what_the_perturbation_model_did(tmp_path: Path):
     """Per strategy: failures grouped by reason, the median length ratio, chat preambles and
     ultra-concise texts within their cap, counted by hand on four samples."""

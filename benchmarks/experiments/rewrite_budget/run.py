@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "provenance": provenance.record,
         }
     )
-    (args.out / "results.json").write_text(json.dumps(result, indent=1) + "\n")
+    (args.out / "results.json").write_text(json.dumps(result, indent=1, default=str) + "\n")
     (args.out / "summary.md").write_text(summary_markdown(result))
     print(summary_markdown(result))
     provenance.finish()
