@@ -275,14 +275,16 @@ def profile_table(run: Any, requests: list[ScoringRequest], device: str) -> dict
 
 
 def evaluation_lm(
-    model: Any, identity: str, max_batch_tokens: int, forward_cost: int
+    model: Any, identity: str, max_batch_tokens: int, forward_cost: int, **options: Any
 ) -> HFEvaluationLM:
+    """Our backend on ``model`` (token ids only: no tokenizer), with backend ``options``."""
     return HFEvaluationLM(
         model,
         SimpleNamespace(pad_token_id=0, eos_token_id=0),
         identity=identity,
         max_batch_tokens=max_batch_tokens,
         forward_cost_tokens=forward_cost,
+        **options,
     )
 
 
@@ -383,12 +385,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if args.compile or args.gqa:
         # a copy of the weights with the options under test: the reference and the eager path
         # keep running the plain model in the same rounds
-        compiled_lm = HFEvaluationLM(
+        compiled_lm = evaluation_lm(
             copy.deepcopy(model),
-            SimpleNamespace(pad_token_id=0, eos_token_id=0),
-            identity=identity,
-            max_batch_tokens=args.max_batch_tokens,
-            forward_cost_tokens=args.forward_cost,
+            identity,
+            args.max_batch_tokens,
+            args.forward_cost,
             compile_layers=args.compile,
             gqa_on_gpu=args.gqa,
         )

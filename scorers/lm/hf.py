@@ -96,10 +96,10 @@ class HFEvaluationLM:
         self.min_shared_prefix = min_shared_prefix
         self._lock = threading.Lock()
         self.stats: Counter[str] = Counter()
-        """Scoring forwards run so far: ``forwards``, ``rows``, ``tokens`` (real) and
-        ``padded_tokens`` (rows x width)."""
+        """Scoring forwards run so far: ``forwards``, ``rows``, ``tokens`` (real),
+        ``padded_tokens`` (rows x width) and ``padded_prefix_tokens`` (cached positions padded
+        so that rows on shorter prefixes share a forward)."""
         self._pad_id = self._pick_pad_id()
-        self.compile_layers = compile_layers
         if compile_layers:
             compile_decoder_layers(self._model)
         from scorers.lm.decoding import stop_token_ids
@@ -306,7 +306,6 @@ class HFEvaluationLM:
             rows = [leaves[b][1] for b in batch]
             self._score_suffixes(
                 rows,
-                [nodes[leaves[b][0]].depth for b in batch],
                 [caches[leaves[b][0]] for b in batch],
                 requests,
                 sequences,
@@ -400,24 +399,21 @@ class HFEvaluationLM:
     def _score_suffixes(
         self,
         rows: Sequence[int],
-        depths: Sequence[int],
         caches: Sequence[PrefixCache | None],
         requests: Sequence[ScoringRequest],
         sequences: Sequence[tuple[int, ...]],
         results: list[tuple[list[int], Any]],
     ) -> None:
-        """Score requests ``rows`` in one batch, request ``rows[i]``'s first ``depths[i]``
-        tokens being in ``caches[i]``: appends to ``results`` each target token's request and
-        the tensor of their log-probabilities (left on the device)."""
+        """Score requests ``rows`` in one batch, request ``rows[i]``'s first tokens being in
+        ``caches[i]`` (its node's whole prefix): appends to ``results`` each target token's
+        request and the tensor of their log-probabilities (left on the device)."""
         import torch
 
         device = self._device
-        past, prefix_lengths, longest = _stacked_cache(caches)
-        if prefix_lengths != list(depths):
-            raise RuntimeError("a cached prefix does not have its node's depth")
+        past, depths, longest = _stacked_cache(caches)
         input_ids, attention, offsets = self._padded_rows(
             [sequences[i][depth:] for i, depth in zip(rows, depths, strict=True)],
-            prefix_lengths=prefix_lengths,
+            prefix_lengths=depths,
             longest=longest,
             left=self.padding_side == "left",
         )
@@ -431,7 +427,7 @@ class HFEvaluationLM:
             hidden_cols.extend(range(first - 1, first - 1 + len(request.target_ids)))
             hidden_rows.extend([row] * len(request.target_ids))
             target_tokens.extend(request.target_ids)
-        position_ids = torch.tensor(prefix_lengths)[:, None] + (
+        position_ids = torch.tensor(depths)[:, None] + (
             attention[:, longest:].cumsum(dim=1) - 1
         ).clamp(min=0)
         with torch.inference_mode():
@@ -559,13 +555,12 @@ def _stacked_cache(caches: Sequence[PrefixCache | None]) -> tuple[Any, list[int]
         if cache is not None:
             groups.setdefault(id(cache), []).append(row)
     layers = []
-    for layer, (keys, values) in enumerate(first):
+    for layer, pair in enumerate(first):
         stacked = []
-        for part in (keys, values):
+        for slot, part in enumerate(pair):  # keys, then values
             padded = part.new_zeros((rows, part.shape[1], longest, part.shape[3]))
             for members in groups.values():
-                cache = caches[members[0]]
-                tensor = cache[layer][0 if part is keys else 1]
+                tensor = caches[members[0]][layer][slot]
                 length = tensor.shape[2]
                 if len(members) == 1:
                     padded[members[0], :, longest - length :] = tensor[0]
@@ -573,7 +568,7 @@ def _stacked_cache(caches: Sequence[PrefixCache | None]) -> tuple[Any, list[int]
                     index = _to_device(torch.tensor(members), padded.device)
                     padded[index, :, longest - length :] = tensor.expand(len(members), -1, -1, -1)
             stacked.append(padded)
-        layers.append((stacked[0], stacked[1]))
+        layers.append(tuple(stacked))
     return DynamicCache(ddp_cache_data=layers), lengths, longest
 
 
@@ -586,18 +581,18 @@ def _to_device(tensor: Any, device: Any) -> Any:
 
 
 def compile_decoder_layers(model: Any) -> int:
-    """Wrap each decoder layer of ``model`` in ``torch.compile`` with dynamic shapes and return
-    how many were wrapped.
+    """Wrap each decoder layer's norms and MLP in ``torch.compile`` with dynamic shapes and
+    return how many modules were wrapped.
 
-    On a GPU, an eager transformers layer runs its normalisations, rotary embedding, gating and
-    residual additions as dozens of separate memory-bound kernels; at the Llama-3.1-8B shape
-    they took 43% of our scoring pass on an H200 (``benchmarks/speed/results/``). Compiled,
-    they are fused; the matrix products and attention kernels are unchanged. Dynamic shapes
-    let one compilation serve every batch shape (a few variants: with and without a cache or a
-    mask), and the layers share it. The first forwards pay the compilation (about a minute on
-    a GPU, tens of seconds on a CPU), so it pays on long scoring runs only. Outputs equal the
-    eager layers' up to floating-point rounding (fused kernels keep intermediates in float32),
-    like batching and padding; the identity is unchanged.
+    On a GPU, an eager transformers layer runs its normalisations, gating and residual
+    additions as separate memory-bound kernels: 43% of our scoring pass at the Llama-3.1-8B
+    shape on an H200 was such work (``benchmarks/speed/results/``). Compiled, they are fused
+    (+11% there). The attention module stays eager: it reads and writes the cache at its own
+    layer index, which compiled code specialises on, so each layer would compile anew past
+    dynamo's recompilation limit and run eager. Dynamic shapes let one compilation serve every
+    batch shape and every layer (a few graphs); the first forwards pay it (seconds). Outputs
+    equal the eager layers' up to floating-point rounding (fused kernels keep intermediates in
+    float32), like batching and padding; the identity is unchanged.
 
     Raises:
         ValueError: the model's decoder has no ``layers`` list to compile.
@@ -610,9 +605,7 @@ def compile_decoder_layers(model: Any) -> int:
     compiled = 0
     for layer in layers:
         for child in layer.children():
-            # the attention module reads and writes the cache at its own layer index, which
-            # compiled code specialises on: one compilation per layer, past dynamo's limit
-            if not hasattr(child, "layer_idx"):
+            if not hasattr(child, "layer_idx"):  # not the attention (see above)
                 child.compile(dynamic=True)
                 compiled += 1
     return compiled
