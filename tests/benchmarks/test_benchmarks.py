@@ -707,6 +707,28 @@ def test_summeval_correlation_takes_its_system_level_from_the_leaderboard(tmp_pa
     assert len(list((out / "logs").glob("*.eval"))) == 1
 
 
+def tiny_decisions_set(folder: Path, ratings: list[tuple]) -> tuple[str, Path, Path]:
+    """A set for the decisions experiment: paper ``p<i>`` with one review per rating in
+    ``ratings[i]`` (None: unrated); p0 accepted, p1 and p2 rejected (p3 on: no decision)."""
+    rows = [
+        {
+            "id": f"p{i}",
+            "title": f"Paper {i}",
+            "abstract": "An abstract.",
+            "reviews": [
+                {"id": f"p{i}r{j}", "text": f"Review {j}.", "rating": r}
+                for j, r in enumerate(paper)
+            ],
+        }
+        for i, paper in enumerate(ratings)
+    ]
+    records = folder / "papers.jsonl"
+    records.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    decisions = folder / "decisions.csv"
+    decisions.write_text("id,decision,accept\np0,Accept (Poster),1\np1,Reject,0\np2,Reject,0\n")
+    return "records", records, decisions
+
+
 def test_decisions_experiment_writes_the_rows_and_the_unread_verdicts(tmp_path, monkeypatch):
     """With no model row: the human and baseline rows of one small set, their leaderboard, and
     the count of verdicts missing a part (the human rows of papers whose held-out review has no
@@ -715,39 +737,77 @@ def test_decisions_experiment_writes_the_rows_and_the_unread_verdicts(tmp_path, 
 
     from benchmarks.experiments.decisions_iclr import run
 
-    rows = []
-    for i in range(4):
-        ratings = (8, 6, None) if i % 2 == 0 else (3, 3, 6)  # p0, p2: a review without rating
-        rows.append(
-            {
-                "id": f"p{i}",
-                "title": f"Paper {i}",
-                "abstract": "An abstract.",
-                "reviews": [
-                    {"id": f"p{i}r{j}", "text": f"Review {j}.", "rating": r}
-                    for j, r in enumerate(ratings)
-                ],
-            }
-        )
-    records = tmp_path / "papers.jsonl"
-    records.write_text("".join(_json.dumps(r) + "\n" for r in rows))
-    decisions = tmp_path / "decisions.csv"
-    decisions.write_text("id,decision,accept\np0,Accept (Poster),1\np1,Reject,0\np2,Reject,0\n")
-    monkeypatch.setattr(run, "SETS", {"tiny": ("records", records, decisions)})
+    # p0, p2: a review without rating
+    ratings = [(8, 6, None) if i % 2 == 0 else (3, 3, 6) for i in range(4)]
+    monkeypatch.setattr(run, "SETS", {"tiny": tiny_decisions_set(tmp_path, ratings)})
     out = tmp_path / "results"
     run.main(["--model-papers", "0", "--out", str(out)])
-    board = (out / "leaderboard" / "tiny" / "leaderboard.md").read_text()
+    board = (out / "tiny" / "leaderboard" / "leaderboard.md").read_text()
     assert "baseline:committee" in board and "human (held-out review)" in board
-    page = (out / "leaderboard" / "tiny" / "leaderboard.html").read_text()
+    page = (out / "tiny" / "leaderboard" / "leaderboard.html").read_text()
     assert "baseline:committee" in page and "data:image/png;base64," in page
-    timings = _json.loads((out / "timings.json").read_text())
+    timings = _json.loads((out / "tiny" / "timings.json").read_text())
     assert set(timings) == {f"tiny/{row}" for row in run.ROWS}
-    verdicts = (out / "verdicts.md").read_text()
+    verdicts = (out / "tiny" / "verdicts.md").read_text()
     # the held-out review of each paper is one of its three; where it is the unrated one, the
     # human verdict is missing, said in the table
     assert "| tiny/human | 4 |" in verdicts
     assert "| tiny/baseline:always_reject | 4 | 4 | 4x the rule states no rating |" in verdicts
     assert "| tiny/baseline:committee | 4 | 0 | – |" in verdicts
+    manifest = _json.loads((out / "tiny" / "manifest.json").read_text())
+    assert {"timings.json", "verdicts.md", "invocations.json"} <= set(manifest["files"])
+    with pytest.raises(SystemExit, match="unknown sets"):
+        run.main(["--sets", "iclr1999", "--out", str(out)])
+
+
+@pytest.mark.slow
+def test_decisions_experiment_resumes_the_model_row_and_refuses_other_settings(
+    tmp_path, monkeypatch
+):
+    """The model's row (a scripted model here) is run once and reused by a second invocation:
+    one log, two invocations journalled, its time summed; other settings are refused."""
+    import json as _json
+
+    from inspect_ai.model import ModelAPI, ModelOutput, ModelUsage, modelapi
+
+    from benchmarks.experiments.decisions_iclr import run
+
+    @modelapi(name="decisions_scripted")
+    def decisions_scripted():
+        class Scripted(ModelAPI):
+            async def generate(self, input, tools, tool_choice, config):
+                asked = "Decision:" in input[-1].text
+                reply = "Rating: 8\nDecision: Accept" if asked else "The method is sound."
+                output = ModelOutput.from_content(self.model_name, reply)
+                output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+                return output
+
+        return Scripted
+
+    monkeypatch.setattr(run, "SETS", {"tiny": tiny_decisions_set(tmp_path, [(5, 5)] * 3)})
+    out = tmp_path / "results"
+    argv = ["--model", "decisions_scripted/a", "--model-papers", "2", "--mi-scorer", "none"]
+    argv += ["--max-tokens", "16", "--out", str(out)]
+    run.main(argv)
+    [first] = (out / "tiny" / "logs" / "model").glob("*.eval")
+    run.main(argv)
+    assert [p.name for p in (out / "tiny" / "logs" / "model").glob("*.eval")] == [first.name]
+    journal = _json.loads((out / "tiny" / "invocations.json").read_text())
+    assert len(journal["invocations"]) == 2
+    row = "tiny/decisions_scripted/a"
+    assert all(row in i["rows"] for i in journal["invocations"])
+    timings = _json.loads((out / "tiny" / "timings.json").read_text())
+    assert timings[row] >= 0
+    verdicts = (out / "tiny" / "verdicts.md").read_text()
+    assert f"| {row} | 2 | 0 | – |" in verdicts
+    board = (out / "tiny" / "leaderboard" / "leaderboard.md").read_text()
+    assert "decisions_scripted/a" in board
+    assert "ran over 2 invocations" in verdicts
+    with pytest.raises(SystemExit, match="--fresh"):
+        run.main([*argv[:-4], "--max-tokens", "32", "--out", str(out)])
+    run.main([*argv[:-4], "--max-tokens", "32", "--out", str(out), "--fresh"])
+    journal = _json.loads((out / "tiny" / "invocations.json").read_text())
+    assert len(journal["invocations"]) == 1 and journal["settings"]["max_tokens"] == 32
 
 
 def test_generation_benchmark_writes_its_tables_from_its_result():

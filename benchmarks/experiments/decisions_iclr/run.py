@@ -5,14 +5,20 @@ review, then its rating and decision asked in a follow-up turn), on ICLR 2020 (t
 ``iclr2020_gppm``, ratings stored per review) and ICLR 2023 (the 1,200 papers of the GEM release,
 no per-review ratings), each set joined with its decisions file by forum id.
 
-    python -m benchmarks.experiments.decisions_iclr.run --model-papers 20 --max-tokens 512
+    python -m benchmarks.experiments.decisions_iclr.run --model-papers 1200 --max-tokens 512
 
-Writes ``benchmarks/experiments/decisions_iclr/results/``: ``leaderboard/<year>/`` (the
-leaderboard of the rows as ``gem-tasks leaderboard --html --plot`` writes it, the page a
-self-contained ``leaderboard.html``, and ``leaderboard.png``, a screenshot of its top taken with
-headless Chromium where one is installed), ``verdicts.md`` (per year and
-row, how many verdicts could not be read and why), ``timings.json``, ``manifest.json``; the
-logs and the joined records go to ``results/logs/`` and ``results/data/`` (not committed).
+Writes one folder per set, ``benchmarks/experiments/decisions_iclr/results/<set>/``:
+``leaderboard/`` (the leaderboard of the rows as ``gem-tasks leaderboard --html --plot`` writes
+it, the page a self-contained ``leaderboard.html``, and ``leaderboard.png``, a screenshot of its
+top taken with headless Chromium where one is installed), ``verdicts.md`` (per row, how many
+verdicts could not be read and why), ``timings.json``, ``invocations.json`` and
+``manifest.json``; the logs and the joined records go to ``logs/`` and ``data/`` (not
+committed). ``--sets iclr2020`` runs one set.
+
+The model's row is resumable (``benchmarks.common.resumable``): a run stopped part-way (the
+embedded model needs about 25 s a paper on two cores, hours for a set) is continued by the same
+command at the same commit, reusing the reviews and scores already in its log; the row's time is
+summed over the invocations. ``--fresh`` starts a set over.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from inspect_ai import eval as inspect_eval
 
 from benchmarks.common.manifest import Run
 from benchmarks.common.paths import SHARED_DATA
+from benchmarks.common.resumable import Journal, resumable_eval
 from gem_tasks.analysis.leaderboard.compare import compare_logs
 from gem_tasks.analysis.leaderboard.html import write_leaderboard_html
 from gem_tasks.analysis.leaderboard.render import write_leaderboard
@@ -110,52 +117,105 @@ def screenshot(page: Path, out: Path) -> Path | None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
+        "--sets",
+        default=",".join(SETS),
+        help=f"comma-separated sets to run, each into its own folder (default: {','.join(SETS)})",
+    )
+    parser.add_argument(
         "--model-papers", type=int, default=30, help="papers the embedded model reviews per set"
     )
     parser.add_argument("--model", default="smollm2/embedded", help="the model under test")
     parser.add_argument("--max-tokens", type=int, default=1024, help="its reply limit")
+    parser.add_argument(
+        "--mi-scorer",
+        default=MI_SCORER,
+        help=f"the MI scorer beside the decision metrics on the model's row ('none': none; "
+        f"default {MI_SCORER})",
+    )
+    parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="start a set over instead of resuming its stopped model row",
+    )
     parser.add_argument("--out", type=Path, default=HERE / "results")
     args = parser.parse_args(argv)
-    inputs = [p for _, data, decisions in SETS.values() for p in (data, decisions)]
-    missing = [str(p) for p in inputs if not p.exists()]
+    names = [n.strip() for n in args.sets.split(",") if n.strip()]
+    unknown = [n for n in names if n not in SETS]
+    if unknown or not names:
+        raise SystemExit(f"unknown sets {unknown or args.sets!r}: choose from {', '.join(SETS)}")
+    missing = [str(p) for n in names for p in SETS[n][1:] if not p.exists()]
     if missing:
         raise SystemExit(f"not found (the shared data is not in this checkout): {missing}")
-    provenance = Run(args.out, data=inputs, settings=vars(args))
+    for name in names:
+        run_set(name, args)
+
+
+def run_set(name: str, args: argparse.Namespace) -> None:
+    """One set into ``args.out / name``: its rule and human rows (rerun each time: seconds),
+    the model's row (resumed where a stopped invocation left it), the leaderboard, the page, the
+    screenshot, ``verdicts.md``, ``timings.json``, ``invocations.json``, ``manifest.json``."""
+    _, data, decisions = SETS[name]
+    folder = args.out / name
+    settings = {
+        "set": name,
+        "model_papers": args.model_papers,
+        "model": args.model,
+        "max_tokens": args.max_tokens,
+        "mi_scorer": args.mi_scorer,
+    }
+    provenance = Run(folder, data=[data, decisions], settings={**vars(args), "set": name})
+    journal = Journal(folder, settings=settings, fresh=args.fresh)
+    if args.fresh:
+        shutil.rmtree(folder / "logs", ignore_errors=True)
+    records = joined_records(name, folder / "data")
+    rules = folder / "logs" / "rules"
+    shutil.rmtree(rules, ignore_errors=True)  # deterministic and quick: rerun, never mixed
     timings: dict[str, float] = {}
     verdicts: dict[str, dict[str, Any]] = {}
-    for name in SETS:
-        records = joined_records(name, args.out / "data")
-        logs = args.out / "logs" / name
-        runs = [(row, "none", None) for row in ROWS]
-        if args.model_papers:
-            runs.append(("model", args.model, args.model_papers))
-        for candidate, model, limit in runs:
-            started = time.perf_counter()
-            scorers = f"{SCORERS},{MI_SCORER}" if candidate == "model" else SCORERS
-            [log] = inspect_eval(
-                iclr(dataset=str(records), candidate=candidate, scorers=scorers),
-                model=model,
-                limit=limit,
-                max_tokens=args.max_tokens if candidate == "model" else None,
-                log_dir=str(logs),
+    for row in ROWS:
+        started = time.perf_counter()
+        [log] = inspect_eval(
+            iclr(dataset=str(records), candidate=row, scorers=SCORERS),
+            model="none",
+            log_dir=str(rules),
+            display="plain",
+        )
+        if log.status != "success":
+            raise SystemExit(f"{name} {row} failed: {log.error}")
+        timings[f"{name}/{row}"] = round(time.perf_counter() - started, 1)
+        verdicts[f"{name}/{row}"] = unread_verdicts(log)
+    sources = [rules]
+    if args.model_papers:
+        scorers = SCORERS if args.mi_scorer == "none" else f"{SCORERS},{args.mi_scorer}"
+        label = f"{name}/{args.model}"
+        with journal.row(label):
+            log = resumable_eval(
+                iclr(dataset=str(records), candidate="model", scorers=scorers),
+                folder / "logs" / "model",
+                model=args.model,
+                limit=args.model_papers,
+                max_tokens=args.max_tokens,
                 display="plain",
             )
-            if log.status != "success":
-                raise SystemExit(f"{name} {candidate} failed: {log.error}")
-            label = args.model if candidate == "model" else candidate
-            timings[f"{name}/{label}"] = round(time.perf_counter() - started, 1)
-            verdicts[f"{name}/{label}"] = unread_verdicts(log)
-        board = compare_logs([logs], progress=False)
-        folder = args.out / "leaderboard" / name
-        paths = write_leaderboard(board, folder, plot=True)
-        plots = {tuple(k.split(":", 2)[1:]): p for k, p in paths.items() if k.startswith("plot:")}
-        page = write_leaderboard_html(board, folder / "leaderboard.html", plots)
-        screenshot(page, folder / "leaderboard.png")
-    (args.out / "timings.json").write_text(json.dumps(timings, indent=1) + "\n")
+        timings[label] = round(journal.seconds(label), 1)
+        verdicts[label] = unread_verdicts(log)
+        sources.append(folder / "logs" / "model")
+    board = compare_logs(sources, progress=False)
+    board_folder = folder / "leaderboard"
+    paths = write_leaderboard(board, board_folder, plot=True)
+    plots = {tuple(k.split(":", 2)[1:]): p for k, p in paths.items() if k.startswith("plot:")}
+    page = write_leaderboard_html(board, board_folder / "leaderboard.html", plots)
+    screenshot(page, board_folder / "leaderboard.png")
+    (folder / "timings.json").write_text(json.dumps(timings, indent=1) + "\n")
+    (folder / "verdicts.md").write_text(verdicts_table(verdicts, journal))
+    provenance.finish()
+
+
+def verdicts_table(verdicts: dict[str, dict[str, Any]], journal: Journal) -> str:
     lines = [
         "# Verdicts that could not be read",
         "",
-        "Per set and row: samples, verdicts missing a part (no rating or no decision), and why.",
+        "Per row: samples, verdicts missing a part (no rating or no decision), and why.",
         "",
         "| row | samples | missing | why |",
         "| --- | --- | --- | --- |",
@@ -163,8 +223,11 @@ def main(argv: list[str] | None = None) -> None:
     for row, found in verdicts.items():
         why = "; ".join(f"{n}x {w}" for w, n in found["why"].items()) or "–"
         lines.append(f"| {row} | {found['samples']} | {found['missing']} | {why} |")
-    (args.out / "verdicts.md").write_text("\n".join(lines) + "\n")
-    provenance.finish()
+    resumed = [(row, journal.invocations(row)) for row in verdicts]
+    for row, count in resumed:
+        if count > 1:
+            lines += ["", f"{row} ran over {count} invocations (`invocations.json`)."]
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

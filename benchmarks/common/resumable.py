@@ -1,0 +1,179 @@
+"""Evidence runs longer than one sitting: an Inspect eval that resumes where it was stopped, and
+a journal of the invocations that together produced a result.
+
+A run of several CPU hours is often stopped before it ends (a session closes, the machine is
+needed). :func:`resumable_eval` runs a task through Inspect's ``eval_set``: a rerun with the same
+task finds the log of the stopped run in the same folder and reuses its finished samples (Inspect
+recovers a crashed log; only samples in flight are redone). When the task has finished, the logs
+of the stopped invocations, whose samples the finished log now holds, are removed, so one log
+per task remains and the leaderboard reads each sample once.
+
+:class:`Journal` (``invocations.json`` in the results folder) records each invocation: its
+commit, whether the tree had uncommitted changes, its start, a heartbeat written every
+``HEARTBEAT_S`` seconds while it works, and its end where it reached one; the time a resumed
+row took is the sum over its invocations (:meth:`Journal.seconds`), each counted to its end or,
+where it was stopped, to its last heartbeat. A resume is refused when the commit or the settings
+that decide the numbers differ from the first invocation's: the rows would mix two computations.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from inspect_ai import Task, eval_set
+from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
+
+from benchmarks.common.manifest import git
+
+JOURNAL = "invocations.json"
+HEARTBEAT_S = 30.0
+
+
+class ResumeRefused(SystemExit):
+    """A stopped run cannot be resumed as asked (another commit or other settings)."""
+
+
+def _now() -> datetime.datetime:
+    return datetime.datetime.now(datetime.UTC)
+
+
+def _stamp(moment: datetime.datetime) -> str:
+    return moment.isoformat(timespec="seconds")
+
+
+class Journal:
+    """The invocations of one resumable run, kept in ``folder / invocations.json``.
+
+    Args:
+        folder: the results folder (created if absent).
+        settings: what decides the numbers (model, limits, reply length...): a later invocation
+            with other settings is refused (:class:`ResumeRefused`), as is one at another commit
+            or with uncommitted changes when the first had none. JSON-serialisable.
+        fresh: forget earlier invocations and start a new journal.
+    """
+
+    def __init__(self, folder: Path, *, settings: dict[str, Any], fresh: bool = False) -> None:
+        self.path = Path(folder) / JOURNAL
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.settings = json.loads(json.dumps(settings, default=str))
+        commit = git("rev-parse", "HEAD")
+        changes = git("status", "--porcelain", "--untracked-files=no")
+        self.commit = commit
+        self.uncommitted = bool(changes) if commit else None
+        earlier = json.loads(self.path.read_text()) if self.path.exists() and not fresh else None
+        if earlier is not None:
+            first = earlier["invocations"][0] if earlier["invocations"] else {}
+            if earlier["settings"] != self.settings:
+                raise ResumeRefused(
+                    f"{self.path}: the stopped run used settings {earlier['settings']}, this one "
+                    f"{self.settings}; rerun with --fresh to start over"
+                )
+            if first and (first.get("commit"), first.get("uncommitted")) != (
+                self.commit,
+                self.uncommitted,
+            ):
+                raise ResumeRefused(
+                    f"{self.path}: the stopped run was started at commit {first.get('commit')} "
+                    f"(uncommitted changes: {first.get('uncommitted')}), this tree is at "
+                    f"{self.commit} (uncommitted changes: {self.uncommitted}); check out that "
+                    "commit to resume, or rerun with --fresh to start over"
+                )
+        self.data: dict[str, Any] = earlier or {"settings": self.settings, "invocations": []}
+        self.entry: dict[str, Any] = {
+            "commit": self.commit,
+            "uncommitted": self.uncommitted,
+            "started": _stamp(_now()),
+            "rows": {},
+        }
+        self.data["invocations"].append(self.entry)
+        self._lock = threading.Lock()
+        self._write()
+
+    def _write(self) -> None:
+        temporary = self.path.with_suffix(".tmp")
+        temporary.write_text(json.dumps(self.data, indent=1) + "\n")
+        temporary.replace(self.path)
+
+    @contextmanager
+    def row(self, name: str) -> Iterator[None]:
+        """Times row ``name`` in this invocation: its start, a heartbeat every ``HEARTBEAT_S``
+        seconds, its end when the block finishes (an exception leaves the last heartbeat)."""
+        timing = {"started": _stamp(_now()), "alive": _stamp(_now()), "ended": None}
+        with self._lock:
+            self.entry["rows"][name] = timing
+            self._write()
+        stop = threading.Event()
+
+        def beat() -> None:
+            while not stop.wait(HEARTBEAT_S):
+                with self._lock:
+                    timing["alive"] = _stamp(_now())
+                    self._write()
+
+        beating = threading.Thread(target=beat, name=f"heartbeat {name}", daemon=True)
+        beating.start()
+        try:
+            yield
+            with self._lock:
+                timing["alive"] = timing["ended"] = _stamp(_now())
+        finally:
+            stop.set()
+            beating.join()
+            with self._lock:
+                self._write()
+
+    def seconds(self, name: str) -> float:
+        """Row ``name``'s time summed over the invocations that worked on it (each to its end,
+        or to its last heartbeat where it was stopped)."""
+        total = 0.0
+        for invocation in self.data["invocations"]:
+            timing = invocation["rows"].get(name)
+            if timing:
+                end = datetime.datetime.fromisoformat(timing["ended"] or timing["alive"])
+                total += (end - datetime.datetime.fromisoformat(timing["started"])).total_seconds()
+        return total
+
+    def invocations(self, name: str) -> int:
+        """How many invocations worked on row ``name``."""
+        return sum(name in invocation["rows"] for invocation in self.data["invocations"])
+
+
+def resumable_eval(task: Task, log_dir: Path, **options: Any) -> EvalLog:
+    """Run ``task`` to the end through Inspect's ``eval_set`` in ``log_dir`` (a folder for this
+    task alone), resuming a stopped run of the same task there, and return its finished log
+    with its samples. The stopped runs' logs are removed once their samples are in it.
+
+    Raises:
+        SystemExit: the task did not finish (the error is in its log, which is kept).
+    """
+    log_dir = Path(log_dir)
+    log_dir.mkdir(parents=True, exist_ok=True)
+    finished, logs = eval_set(
+        task, log_dir=str(log_dir), retry_attempts=0, retry_immediate=False, **options
+    )
+    if not finished or len(logs) != 1 or logs[0].status != "success":
+        errors = [log.error.message[:500] for log in logs if log.error]
+        raise SystemExit(f"{task.name} did not finish in {log_dir}: {errors or 'no error logged'}")
+    done = logs[0].location
+    remove_stopped_logs(log_dir, keep=[done])
+    return read_eval_log(done)
+
+
+def remove_stopped_logs(log_dir: Path, *, keep: Sequence[str]) -> list[str]:
+    """Remove the logs in ``log_dir`` that did not finish (``started``, ``error``,
+    ``cancelled``), except ``keep``; returns what was removed."""
+    removed = []
+    kept = {Path(k).name for k in keep}
+    for info in list_eval_logs(str(log_dir), recursive=False):
+        path = Path(info.name.removeprefix("file://"))
+        header = read_eval_log(info, header_only=True)
+        if header.status != "success" and path.name not in kept:
+            path.unlink()
+            removed.append(str(path))
+    return removed
