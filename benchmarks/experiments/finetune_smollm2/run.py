@@ -21,7 +21,9 @@ Steps (each under ``--out``):
 3. ``logs/{base,finetuned}/``: ``gem_tasks/robustness`` per strategy with
    ``scorer_lm=hf/<SmolLM2 folder>``, without and with ``scorer_lm_args.adapter``;
    ``report_{base,finetuned}/`` and ``comparison.md``/``results.json`` (SMD with 95% CIs and
-   the paired p-value per strategy and variant).
+   the paired p-value per strategy and variant); ``training_data.json``, ``adapter_info.json``
+   and ``training_log.jsonl``: copies of the data manifest, the adapter's record and the
+   training log (``data/`` and ``train/`` are not committed).
 
 Smoke test: ``python -m benchmarks.experiments.finetune_smollm2.run --train-papers 4 --val-papers 2
 --max-steps 2 --loss-papers 1 --out /tmp/ft_smoke``. Cost on the project's 2-core CPU (idle,
@@ -36,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import shutil
 import time
 from pathlib import Path
 
@@ -49,11 +52,12 @@ from scorers.data.records import load_records
 from scorers.data.sources.gem_release import gem_release_records
 from scorers.finetune.data import (
     HELDOUT_FILE,
+    MANIFEST_FILE,
     build_finetune_data,
     record_dict,
     save_finetune_data,
 )
-from scorers.finetune.train import LoraSettings, train_adapter
+from scorers.finetune.train import INFO_FILE, LOG_FILE, LoraSettings, train_adapter
 from scorers.lm.embedded import materialize_embedded
 
 HERE = Path(__file__).resolve().parent
@@ -61,6 +65,12 @@ DEFAULT_DATA = SHARED_DATA / "iclr2023_gem" / "iclr2023_reviews.jsonl"
 
 STRATEGIES = ("judgment_deletion", "random_replacement")
 REPORTED = ("smd", "smd_ci95_lower", "smd_ci95_upper", "paired_p", "verdict")
+KEPT = {
+    f"data/{MANIFEST_FILE}": "training_data.json",
+    f"train/adapter/{INFO_FILE}": "adapter_info.json",
+    f"train/{LOG_FILE}": "training_log.jsonl",
+}
+"""Files of the uncommitted data/ and train/ folders copied beside the results (source: name)."""
 
 
 def heldout_loss(model_folder: Path, adapter: Path | None, rows: list[dict]) -> float:
@@ -202,6 +212,9 @@ def main() -> None:
             )
     (args.out / "comparison.md").write_text("\n".join(lines) + "\n")
     (args.out / "results.json").write_text(json.dumps(results, indent=2, default=str) + "\n")
+    # the committed copies of what data/ and train/ (not committed) hold
+    for source, name in KEPT.items():
+        shutil.copyfile(args.out / source, args.out / name)
     print("\n".join(lines))
     provenance.finish()
 
