@@ -24,6 +24,7 @@ import os
 import platform
 import subprocess
 import sys
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -173,12 +174,14 @@ class Run:
             "settings": settings or {},
             "started": now(),
         }
+        self._clock = time.time()
 
     def finish(self) -> Path:
         """Write ``manifest.json``: the provenance, the end time and every file's hash.
 
         A folder that several runs fill (one strategy at a time, say) keeps the earlier runs'
-        provenance under ``earlier_runs``; the hashes are always of the files as they are now.
+        provenance under ``earlier_runs``; the hashes are always of the files as they are now,
+        and ``not_written_by_this_run`` names the files older than this run's start.
         """
         path = self.out / MANIFEST
         earlier: list[dict] = []
@@ -187,10 +190,16 @@ class Run:
             earlier = previous.pop("earlier_runs", [])
             previous.pop("files", None)
             earlier.append(previous)
+        files = result_files(self.out)
         manifest = {
             **self.record,
             "ended": now(),
-            "files": result_files(self.out),
+            "files": files,
+            # files this run found and did not rewrite: an earlier run's (see earlier_runs), or
+            # copies nobody's script wrote
+            "not_written_by_this_run": [
+                name for name in files if (self.out / name).stat().st_mtime < self._clock - 1
+            ],
             "earlier_runs": earlier,
         }
         path.write_text(json.dumps(manifest, indent=2, default=str) + "\n")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -114,6 +115,12 @@ def test_every_manifest_is_a_runs_record_or_an_honest_backfill():
             assert manifest["started"] <= manifest["ended"], where
             for item in manifest["data"]:
                 assert item["sha256"], f"{where}: {item['path']} was not found when it ran"
+            # a file the run found and did not write needs an earlier run that did
+            if not manifest.get("earlier_runs"):
+                assert not manifest.get("not_written_by_this_run"), (
+                    f"{where}: files no run of its script wrote: "
+                    f"{manifest['not_written_by_this_run']}"
+                )
         # a file the manifest lists but the repository lacks must be one git keeps out (logs)
         for name in manifest["files"]:
             path = manifest_path.parent / name
@@ -134,6 +141,7 @@ def test_a_run_records_its_provenance_and_every_files_hash(tmp_path: Path):
     (out / "sub").mkdir()
     (out / "sub" / "x.json").write_text("{}")
     record = json.loads(run.finish().read_text())
+    assert record["not_written_by_this_run"] == []
     assert record["files"] == {
         "sub/x.json": hashlib.sha256(b"{}").hexdigest(),
         "table.md": hashlib.sha256(b"| a |\n").hexdigest(),
@@ -154,6 +162,24 @@ def test_a_run_records_its_provenance_and_every_files_hash(tmp_path: Path):
     assert again["files"]["table.md"] == hashlib.sha256(b"| b |\n").hexdigest()
     assert [r["started"] for r in again["earlier_runs"]] == [record["started"]]
     assert "files" not in again["earlier_runs"][0]
+
+
+def test_a_run_names_the_files_it_found_and_did_not_write(tmp_path: Path):
+    """A file older than the run (a copy made by hand, a stale output) is named in the manifest;
+    the suite fails on one in a committed folder without an earlier run (see above)."""
+    manifest = load_benchmark("common.manifest")
+    out = tmp_path / "results"
+    out.mkdir()
+    (out / "found.md").write_text("a copy made before the run\n")
+    os.utime(out / "found.md", (1_000_000_000, 1_000_000_000))
+    (out / "rewritten.md").write_text("old\n")
+    os.utime(out / "rewritten.md", (1_000_000_000, 1_000_000_000))
+    run = manifest.Run(out)
+    (out / "rewritten.md").write_text("old\n")  # the same bytes, written by this run
+    (out / "new.md").write_text("new\n")
+    record = json.loads(run.finish().read_text())
+    assert record["not_written_by_this_run"] == ["found.md"]
+    assert set(record["files"]) == {"found.md", "rewritten.md", "new.md"}
 
 
 def test_a_copy_without_git_records_the_commit_it_is_told_and_no_claim_on_changes(
