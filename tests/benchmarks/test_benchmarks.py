@@ -621,6 +621,42 @@ def test_rewrite_budget_script_writes_its_results_and_manifest(tmp_path: Path, m
     assert set(manifest["files"]) == {"results.json", "summary.md"}
 
 
+@pytest.mark.slow
+def test_finetune_experiment_writes_every_committed_file_itself(tmp_path: Path):
+    """The whole fine-tuning experiment at toy size (one optimizer step, two held-out papers):
+    every file of its results folder is written by this run (the copies of the data manifest,
+    the adapter's record and the training log included) and equals what it copies."""
+    bench = load_benchmark("experiments.finetune_smollm2.run")
+    words = "method results baseline ablation dataset".split()
+    papers = [
+        {
+            "paper_id": f"paper{i}",
+            "reviews": [
+                {
+                    "review": f"Review {k} of paper {i}: the {words[(i + k) % 5]} is unclear.",
+                    "review_summary": f"The reviewer finds the {words[(i + k) % 5]} of paper "
+                    f"{i} unclear.\n\nThe reviewer appreciates the {words[(i + k + 1) % 5]}.",
+                }
+                for k in range(3)
+            ],
+        }
+        for i in range(8)
+    ]
+    data = tmp_path / "release.jsonl"
+    data.write_text("".join(json.dumps(p) + "\n" for p in papers))
+    out = tmp_path / "results"
+    args = ["--data", str(data), "--train-papers", "4", "--val-papers", "2", "--max-steps", "1"]
+    bench.main([*args, "--loss-papers", "1", "--out", str(out)])
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["not_written_by_this_run"] == []
+    for source, name in bench.KEPT.items():
+        assert name in manifest["files"]
+        assert (out / name).read_bytes() == (out / source).read_bytes()
+    results = json.loads((out / "results.json").read_text())
+    assert set(results["smd"]) == set(bench.STRATEGIES)
+    assert results["train"]["steps"] == 1
+
+
 def test_summaries_robustness_describes_what_the_perturbation_model_did(tmp_path: Path):
     """Per strategy: failures grouped by reason, the median length ratio, chat preambles and
     ultra-concise texts within their cap, counted by hand on four samples."""
@@ -735,7 +771,7 @@ def test_decisions_experiment_writes_the_rows_and_the_unread_verdicts(tmp_path, 
     rating)."""
     import json as _json
 
-    from benchmarks.experiments.decisions_iclr import run
+    run = load_benchmark("experiments.decisions_iclr.run")
 
     # p0, p2: a review without rating
     ratings = [(8, 6, None) if i % 2 == 0 else (3, 3, 6) for i in range(4)]
@@ -770,7 +806,7 @@ def test_decisions_experiment_resumes_the_model_row_and_refuses_other_settings(
 
     from inspect_ai.model import ModelAPI, ModelOutput, ModelUsage, modelapi
 
-    from benchmarks.experiments.decisions_iclr import run
+    run = load_benchmark("experiments.decisions_iclr.run")
 
     @modelapi(name="decisions_scripted")
     def decisions_scripted():

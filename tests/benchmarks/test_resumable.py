@@ -14,9 +14,16 @@ from inspect_ai.log import read_eval_log
 from inspect_ai.scorer import match
 from inspect_ai.solver import solver
 
-from benchmarks.common import resumable
-from benchmarks.common.manifest import git
-from benchmarks.common.resumable import Journal, ResumeRefused, resumable_eval
+from conftest import load_benchmark
+
+# through load_benchmark: a plain ``import benchmarks`` here could find tests/benchmarks first
+resumable = load_benchmark("common.resumable")
+git = load_benchmark("common.manifest").git
+Journal, ResumeRefused, resumable_eval = (
+    resumable.Journal,
+    resumable.ResumeRefused,
+    resumable.resumable_eval,
+)
 
 
 def written(folder: Path, settings: dict, invocations: list[dict]) -> None:

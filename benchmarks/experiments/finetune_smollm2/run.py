@@ -90,7 +90,7 @@ def heldout_loss(model_folder: Path, adapter: Path | None, rows: list[dict]) -> 
     return -sum(r.total for r in results) / sum(r.n_tokens for r in results)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--train-papers", type=int, default=50)
@@ -108,7 +108,7 @@ def main() -> None:
     )
     parser.add_argument("--only", nargs="*", choices=STRATEGIES, help="strategies to run")
     parser.add_argument("--out", type=Path, default=HERE / "results")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if not args.data.exists():
         raise SystemExit(f"{args.data}: not found (the shared review data is not in this checkout)")
     provenance = Run(args.out, data=[args.data], settings=vars(args))
