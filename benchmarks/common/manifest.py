@@ -24,7 +24,6 @@ import os
 import platform
 import subprocess
 import sys
-import time
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -174,7 +173,6 @@ class Run:
             "settings": settings or {},
             "started": now(),
         }
-        self._clock = time.time()
 
     def finish(self) -> Path:
         """Write ``manifest.json``: the provenance, the end time and every file's hash.
@@ -191,6 +189,7 @@ class Run:
             previous.pop("files", None)
             earlier.append(previous)
         files = result_files(self.out)
+        started = datetime.datetime.fromisoformat(self.record["started"]).timestamp()
         manifest = {
             **self.record,
             "ended": now(),
@@ -198,7 +197,7 @@ class Run:
             # files this run found and did not rewrite: an earlier run's (see earlier_runs), or
             # copies nobody's script wrote
             "not_written_by_this_run": [
-                name for name in files if (self.out / name).stat().st_mtime < self._clock - 1
+                name for name in files if (self.out / name).stat().st_mtime < started - 1
             ],
             "earlier_runs": earlier,
         }

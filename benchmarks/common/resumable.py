@@ -29,7 +29,7 @@ from typing import Any
 from inspect_ai import Task, eval_set
 from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
 
-from benchmarks.common.manifest import git
+from benchmarks.common.manifest import Run
 
 JOURNAL = "invocations.json"
 HEARTBEAT_S = 30.0
@@ -48,24 +48,22 @@ def _stamp(moment: datetime.datetime) -> str:
 
 
 class Journal:
-    """The invocations of one resumable run, kept in ``folder / invocations.json``.
+    """The invocations of one resumable run, kept in ``invocations.json`` of its results folder.
 
     Args:
-        folder: the results folder (created if absent).
+        run: the run's provenance (:class:`~benchmarks.common.manifest.Run`): its folder, and
+            the commit and uncommitted-changes flag this invocation records.
         settings: what decides the numbers (model, limits, reply length...): a later invocation
             with other settings is refused (:class:`ResumeRefused`), as is one at another commit
             or with uncommitted changes when the first had none. JSON-serialisable.
         fresh: forget earlier invocations and start a new journal.
     """
 
-    def __init__(self, folder: Path, *, settings: dict[str, Any], fresh: bool = False) -> None:
-        self.path = Path(folder) / JOURNAL
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+    def __init__(self, run: Run, *, settings: dict[str, Any], fresh: bool = False) -> None:
+        self.path = run.out / JOURNAL
         self.settings = json.loads(json.dumps(settings, default=str))
-        commit = git("rev-parse", "HEAD")
-        changes = git("status", "--porcelain", "--untracked-files=no")
-        self.commit = commit
-        self.uncommitted = bool(changes) if commit else None
+        self.commit = run.record["commit"]
+        self.uncommitted = run.record["uncommitted_changes"]
         earlier = json.loads(self.path.read_text()) if self.path.exists() and not fresh else None
         if earlier is not None:
             first = earlier["invocations"][0] if earlier["invocations"] else {}

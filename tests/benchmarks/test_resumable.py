@@ -18,7 +18,7 @@ from conftest import load_benchmark
 
 # through load_benchmark: a plain ``import benchmarks`` here could find tests/benchmarks first
 resumable = load_benchmark("common.resumable")
-git = load_benchmark("common.manifest").git
+Run = load_benchmark("common.manifest").Run
 Journal, ResumeRefused, resumable_eval = (
     resumable.Journal,
     resumable.ResumeRefused,
@@ -32,9 +32,10 @@ def written(folder: Path, settings: dict, invocations: list[dict]) -> None:
     )
 
 
-def here() -> dict:
-    changes = git("status", "--porcelain", "--untracked-files=no")
-    return {"commit": git("rev-parse", "HEAD"), "uncommitted": bool(changes)}
+def here(folder: Path) -> dict:
+    """The commit fields an invocation in this checkout records (its run's)."""
+    record = Run(folder).record
+    return {"commit": record["commit"], "uncommitted": record["uncommitted_changes"]}
 
 
 def test_a_row_is_timed_over_its_invocations_to_the_end_or_the_last_heartbeat(tmp_path):
@@ -48,12 +49,12 @@ def test_a_row_is_timed_over_its_invocations_to_the_end_or_the_last_heartbeat(tm
         tmp_path,
         {"papers": 3},
         [
-            {**here(), "started": "x", "rows": {"model": {**stopped, "ended": None}}},
-            {**here(), "started": "y", "rows": {}},
-            {**here(), "started": "z", "rows": {"model": finished}},
+            {**here(tmp_path), "started": "x", "rows": {"model": {**stopped, "ended": None}}},
+            {**here(tmp_path), "started": "y", "rows": {}},
+            {**here(tmp_path), "started": "z", "rows": {"model": finished}},
         ],
     )
-    journal = Journal(tmp_path, settings={"papers": 3})
+    journal = Journal(Run(tmp_path), settings={"papers": 3})
     assert journal.seconds("model") == 20 * 60 + 30 + 5 * 60
     assert journal.invocations("model") == 2
     assert journal.seconds("other") == 0
@@ -62,19 +63,19 @@ def test_a_row_is_timed_over_its_invocations_to_the_end_or_the_last_heartbeat(tm
 
 
 def test_a_resume_with_other_settings_or_at_another_commit_is_refused(tmp_path):
-    written(tmp_path, {"papers": 3}, [{**here(), "started": "x", "rows": {}}])
+    written(tmp_path, {"papers": 3}, [{**here(tmp_path), "started": "x", "rows": {}}])
     with pytest.raises(ResumeRefused, match="--fresh"):
-        Journal(tmp_path, settings={"papers": 4})
+        Journal(Run(tmp_path), settings={"papers": 4})
     written(tmp_path, {"papers": 3}, [{"commit": "0" * 40, "uncommitted": False, "rows": {}}])
     with pytest.raises(ResumeRefused, match="0000000000"):
-        Journal(tmp_path, settings={"papers": 3})
-    fresh = Journal(tmp_path, settings={"papers": 4}, fresh=True)
-    assert [i["commit"] for i in fresh.data["invocations"]] == [here()["commit"]]
+        Journal(Run(tmp_path), settings={"papers": 3})
+    fresh = Journal(Run(tmp_path), settings={"papers": 4}, fresh=True)
+    assert [i["commit"] for i in fresh.data["invocations"]] == [here(tmp_path)["commit"]]
 
 
 def test_a_row_records_its_end_and_keeps_its_heartbeat_when_stopped(tmp_path, monkeypatch):
     monkeypatch.setattr(resumable, "HEARTBEAT_S", 0.05)
-    journal = Journal(tmp_path, settings={})
+    journal = Journal(Run(tmp_path), settings={})
     with journal.row("done"):
         pass
     with pytest.raises(RuntimeError), journal.row("stopped"):

@@ -164,7 +164,7 @@ def run_set(name: str, args: argparse.Namespace) -> None:
         "mi_scorer": args.mi_scorer,
     }
     provenance = Run(folder, data=[data, decisions], settings={**vars(args), "set": name})
-    journal = Journal(folder, settings=settings, fresh=args.fresh)
+    journal = Journal(provenance, settings=settings, fresh=args.fresh)
     if args.fresh:
         shutil.rmtree(folder / "logs", ignore_errors=True)
     records = joined_records(name, folder / "data")
@@ -223,9 +223,8 @@ def verdicts_table(verdicts: dict[str, dict[str, Any]], journal: Journal) -> str
     for row, found in verdicts.items():
         why = "; ".join(f"{n}x {w}" for w, n in found["why"].items()) or "–"
         lines.append(f"| {row} | {found['samples']} | {found['missing']} | {why} |")
-    resumed = [(row, journal.invocations(row)) for row in verdicts]
-    for row, count in resumed:
-        if count > 1:
+    for row in verdicts:
+        if (count := journal.invocations(row)) > 1:
             lines += ["", f"{row} ran over {count} invocations (`invocations.json`)."]
     return "\n".join(lines) + "\n"
 
