@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import gc
 import json
 import time
 from pathlib import Path
@@ -29,7 +30,7 @@ import torch
 from benchmarks.common.manifest import Run
 from benchmarks.speed.reference import baseline_logprobs
 from scorers.lm.base import ScoringRequest
-from scorers.lm.hf import DEFAULT_FORWARD_COST, HFEvaluationLM
+from scorers.lm.hf import DEFAULT_FORWARD_COST, DEFAULT_PACKED_FORWARD_COST, HFEvaluationLM
 from scorers.lm.prefix_tree import forward_segments, scoring_plan
 
 HERE = Path(__file__).resolve().parent
@@ -63,6 +64,27 @@ TINY = {
     "num_key_value_heads": 2,
     "vocab_size": 4096,
 }
+
+VARIANTS: dict[str, dict[str, bool]] = {
+    "compiled": {"compile_layers": True},
+    "gqa": {"gqa_on_gpu": True},
+    "packed": {"packed": True},
+    "packed_gqa": {"packed": True, "gqa_on_gpu": True},
+    "packed_compiled": {"packed": True, "compile_layers": True},
+    "packed_compiled_gqa": {"packed": True, "compile_layers": True, "gqa_on_gpu": True},
+}
+"""Backend options each ``--variants`` entry times beside the plain path (``ours``): compiled
+norms and MLPs, grouped-query attention under masks on the GPU, packed forwards
+(``scorers/lm/packed.py``) and their combinations."""
+
+
+def needs_copy(options: dict[str, bool]) -> bool:
+    """Whether a variant changes the model it is given (compiled modules, another attention
+    implementation), so it must run on a copy while the others keep the plain model."""
+    return bool(options.get("gqa_on_gpu")) or (
+        bool(options.get("compile_layers")) and not options.get("packed")
+    )
+
 
 # dense bf16 tensor-core peak, FLOP/s (vendor datasheets, SXM parts)
 PEAK_BF16 = {"H100": 989.4e12, "H200": 989.4e12, "A100": 312e12, "L40S": 362e12}
@@ -161,17 +183,21 @@ def matmul_tflops(device: str, size: int = 8192, repeats: int = 10) -> float | N
     return 2 * size**3 * repeats / (time.perf_counter() - started) / 1e12
 
 
+class Disagreement(ValueError):
+    """A path's log-probabilities differ from the reference's beyond the tolerance."""
+
+
 def check_agreement(
     totals: list[float], reference: list[float], requests: list[ScoringRequest], dtype: str
 ) -> float:
-    """The largest difference per request from the reference; exits when one exceeds the
-    dtype's tolerance per target token."""
+    """The largest difference per request from the reference; raises :class:`Disagreement`
+    when one exceeds the dtype's tolerance per target token."""
     worst = 0.0
     tolerance = TOLERANCE_PER_TOKEN[dtype]
     for got, want, r in zip(totals, reference, requests, strict=True):
         worst = max(worst, abs(got - want))
         if abs(got - want) > tolerance * len(r.target_ids) + 1e-3:
-            raise SystemExit(f"ours disagrees with the baseline: {got} vs {want}")
+            raise Disagreement(f"disagrees with the reference: {got} vs {want}")
     return worst
 
 
@@ -198,8 +224,10 @@ def budget_sweep(
     peak: float | None,
     deadline: float = float("inf"),
     held_elsewhere_gib: float = 0.0,
+    options: dict[str, bool] | None = None,
 ) -> list[dict[str, Any]]:
-    """Our path at each (token budget per forward, forward cost) of ``settings``, with the
+    """Our path (with backend ``options``) at each (token budget per forward, forward cost) of
+    ``settings``, with the
     allocator capped at ``cap_gib`` (an 80 GB card's memory on a larger one): tokens/s, padding
     and peak memory (less ``held_elsewhere_gib``, a second model copy's weights, which the
     cap also leaves aside), or the out-of-memory error that ends a setting."""
@@ -216,7 +244,7 @@ def budget_sweep(
                 {"max_batch_tokens": budget, "forward_cost_tokens": cost, "skipped": "time limit"}
             )
             continue
-        lm = evaluation_lm(model, identity, budget, cost)
+        lm = evaluation_lm(model, identity, budget, cost, **(options or {}))
         flops = ours_flops(shape, requests, lm.min_shared_prefix)
         try:
             _, seconds, memory = timed(
@@ -238,8 +266,7 @@ def budget_sweep(
             "forward_cost_tokens": cost,
             **rate(tokens, flops, seconds, peak),
             "peak_memory_gib": None if memory is None else memory - held_elsewhere_gib,
-            "forwards": lm.stats["forwards"],
-            "padding": 1 - lm.stats["tokens"] / max(1, lm.stats["padded_tokens"]),
+            **plan_stats(lm),
         }
         print(
             f"budget {budget}, forward cost {cost}: {row['tokens_per_s']:.0f} tokens/s, "
@@ -274,6 +301,19 @@ def profile_table(run: Any, requests: list[ScoringRequest], device: str) -> dict
     return {"wall_s": wall, "device_busy_s": busy, "busy_fraction": busy / wall, "table": table}
 
 
+def plan_stats(lm: HFEvaluationLM) -> dict[str, Any]:
+    """Forwards, tokens per forward and the padding of ``lm``'s last run: in the matrix
+    products (``padding``) and in attention's padded layout (``attention_padding``)."""
+    stats = lm.stats
+    return {
+        "forwards": stats["forwards"],
+        "tokens_per_forward": stats["tokens"] / max(1, stats["forwards"]),
+        "padding": 1 - stats["tokens"] / max(1, stats["padded_tokens"]),
+        "attention_padding": 1 - stats["tokens"] / max(1, stats["attention_tokens"]),
+        "padded_prefix_tokens": stats["padded_prefix_tokens"],
+    }
+
+
 def evaluation_lm(
     model: Any, identity: str, max_batch_tokens: int, forward_cost: int, **options: Any
 ) -> HFEvaluationLM:
@@ -301,6 +341,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         default=DEFAULT_FORWARD_COST,
         help="padded tokens one more forward is worth when batching (scorers/lm/budget.py)",
     )
+    parser.add_argument(
+        "--packed-forward-cost",
+        type=int,
+        default=DEFAULT_PACKED_FORWARD_COST,
+        help="the same for the packed variants, where padding costs attention only",
+    )
     parser.add_argument("--requests", type=int, default=0, help="use the first N (0: all)")
     parser.add_argument("--rounds", type=int, default=2, help="timed rounds after a warm-up")
     parser.add_argument("--peak-tflops", type=float, help="device bf16 peak (default: by name)")
@@ -318,15 +364,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     )
     parser.add_argument("--profile", action="store_true", help="profile one run of ours")
     parser.add_argument(
-        "--compile",
-        action="store_true",
-        help="also time ours with compiled decoder layers (compile_layers=True), on a copy",
-    )
-    parser.add_argument(
-        "--gqa",
-        action="store_true",
-        help="the copy (with --compile or alone) uses grouped-query attention under masks on "
-        "the GPU too (gqa_on_gpu=True)",
+        "--variants",
+        default="",
+        help="comma-separated backend variants to time beside ours, from: "
+        + ", ".join(VARIANTS)
+        + " (each named ours_<variant>; one that fails or disagrees is recorded and dropped)",
     )
     parser.add_argument(
         "--project-tokens",
@@ -371,45 +413,52 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         print(f"bf16 8192^3 matrix product: {ceiling:.0f} TFLOP/s")
 
     identity = f"{args.shape}-random:{args.dtype}"
-    ours_lm = evaluation_lm(model, identity, args.max_batch_tokens, args.forward_cost)
-    flops = {
-        "baseline": baseline_flops(shape, requests),
-        "ours": ours_flops(shape, requests, ours_lm.min_shared_prefix),
-    }
-    runs = {
-        "baseline": lambda rs: baseline_logprobs(model, rs),
-        "ours": lambda rs: [r.total for r in ours_lm.target_logprobs(rs)],
-    }
-    compiled_lm = None
-    tuned_label = "ours" + ("_compiled" if args.compile else "") + ("_gqa" if args.gqa else "")
-    if args.compile or args.gqa:
-        # a copy of the weights with the options under test: the reference and the eager path
-        # keep running the plain model in the same rounds
-        compiled_lm = evaluation_lm(
-            copy.deepcopy(model),
-            identity,
-            args.max_batch_tokens,
-            args.forward_cost,
-            compile_layers=args.compile,
-            gqa_on_gpu=args.gqa,
-        )
-        runs[tuned_label] = lambda rs: [r.total for r in compiled_lm.target_logprobs(rs)]
-        flops[tuned_label] = flops["ours"]
+    variants = [v for v in args.variants.split(",") if v]
+    unknown = [v for v in variants if v not in VARIANTS]
+    if unknown:
+        parser.error(f"unknown variants {unknown}; choose from {list(VARIANTS)}")
+    options: dict[str, dict[str, bool]] = {"ours": {}}
+    options.update({f"ours_{v}": VARIANTS[v] for v in variants})
+    lms: dict[str, HFEvaluationLM] = {}
+    for label, opts in options.items():
+        # a variant that changes its model runs on a copy of the weights: the reference and
+        # the other paths keep the plain model in the same rounds
+        lm_model = copy.deepcopy(model) if needs_copy(opts) else model
+        cost = args.packed_forward_cost if opts.get("packed") else args.forward_cost
+        lms[label] = evaluation_lm(lm_model, identity, args.max_batch_tokens, cost, **opts)
+    ours_flops_count = ours_flops(shape, requests, lms["ours"].min_shared_prefix)
+    flops = {"baseline": baseline_flops(shape, requests)}
+    flops.update({label: ours_flops_count for label in lms})
+    runs: dict[str, Any] = {"baseline": lambda rs: baseline_logprobs(model, rs)}
+    for label, lm in lms.items():
+        runs[label] = lambda rs, lm=lm: [r.total for r in lm.target_logprobs(rs)]
     seconds: dict[str, list[float]] = {label: [] for label in runs}
     first_round: dict[str, float] = {}
     memory: dict[str, float | None] = {}
     worst = {label: 0.0 for label in runs}
+    failed: dict[str, str] = {}
     for round_ in range(args.rounds + 1):  # round 0 warms kernels and the allocator up
         reference: list[float] = []
         for label, run in runs.items():
+            if label in failed:
+                continue
             if label != "baseline":  # the stats describe each path's last run
-                (compiled_lm if label == tuned_label else ours_lm).stats.clear()
-            totals, elapsed, peak_memory = timed(run, requests, args.device)
-            if label == "baseline":
-                reference = totals
-            else:
-                agreement = check_agreement(totals, reference, requests, args.dtype)
-                worst[label] = max(worst[label], agreement)
+                lms[label].stats.clear()
+            try:
+                totals, elapsed, peak_memory = timed(run, requests, args.device)
+                if label == "baseline":
+                    reference = totals
+                else:
+                    agreement = check_agreement(totals, reference, requests, args.dtype)
+                    worst[label] = max(worst[label], agreement)
+            except Exception as error:  # a variant's failure is recorded, the rest go on
+                if label in ("baseline", "ours"):
+                    raise
+                failed[label] = f"{type(error).__name__}: {str(error).splitlines()[0]}"
+                print(f"round {round_} {label}: dropped ({failed[label]})")
+                if args.device.startswith("cuda"):
+                    torch.cuda.empty_cache()
+                continue
             if not round_:
                 first_round[label] = elapsed
             if round_:
@@ -418,13 +467,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             print(f"round {round_} {label}: {elapsed:.2f} s")
     results: dict[str, Any] = {}
     for label in runs:
+        if label in failed:
+            continue
         best = sorted(seconds[label])[len(seconds[label]) // 2]  # the median round
         results[label] = rate(tokens, flops[label], best, peak)
         results[label]["rounds_s"] = seconds[label]
         results[label]["peak_memory_gib"] = memory[label]
-    for label in runs:
+    for label in results:
         if label == "baseline":
             continue
+        results[label]["options"] = options[label]
         results[label]["speedup"] = (
             results[label]["tokens_per_s"] / results["baseline"]["tokens_per_s"]
         )
@@ -433,30 +485,23 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         ]
         results[label]["first_round_s"] = first_round[label]
         results[label]["max_abs_diff"] = worst[label]
-    for label, lm in (("ours", ours_lm), (tuned_label, compiled_lm)):
-        if lm is None:
-            continue
-        stats = lm.stats
-        results[label]["forwards"] = stats["forwards"]
-        results[label]["tokens_per_forward"] = stats["tokens"] / max(1, stats["forwards"])
-        results[label]["padding"] = 1 - stats["tokens"] / max(1, stats["padded_tokens"])
-        results[label]["padded_prefix_tokens"] = stats["padded_prefix_tokens"]
+        results[label].update(plan_stats(lms[label]))
     results["baseline"]["forwards"] = len(requests)
     results["baseline"]["tokens_per_forward"] = tokens / max(1, len(requests))
+    width = max(map(len, results))
     print(
-        f"\n{'':9} {'tokens/s':>10} {'x base':>7} {'TFLOP/s':>8} {'MFU':>6} {'peak GiB':>9} "
-        f"{'forwards':>9} {'tok/fwd':>8}"
+        f"\n{'':{width}} {'tokens/s':>10} {'x base':>7} {'TFLOP/s':>8} {'MFU':>6} "
+        f"{'peak GiB':>9} {'forwards':>9} {'tok/fwd':>8} {'padding':>8}"
     )
     for label, r in results.items():
         mfu = f"{r['mfu']:.1%}" if r["mfu"] is not None else "n/a"
         peak_memory = f"{r['peak_memory_gib']:.1f}" if r["peak_memory_gib"] is not None else "n/a"
         print(
-            f"{label:9} {r['tokens_per_s']:10.0f} "
+            f"{label:{width}} {r['tokens_per_s']:10.0f} "
             f"{r['tokens_per_s'] / results['baseline']['tokens_per_s']:7.2f} "
             f"{r['achieved_tflops']:8.1f} {mfu:>6} {peak_memory:>9} {r['forwards']:9} "
-            f"{r['tokens_per_forward']:8.0f}"
+            f"{r['tokens_per_forward']:8.0f} {r.get('padding', 0):8.1%}"
         )
-    print(f"ours: padding is {results['ours']['padding']:.1%} of the tokens it runs")
     projected: dict[str, float] = {"prompt_tokens": args.project_tokens}
     for label, r in results.items():
         projected[f"{label}_s"] = args.project_tokens / r["tokens_per_s"]
@@ -464,8 +509,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         f"a pass of {args.project_tokens:.3g} prompt tokens at these rates: "
         + ", ".join(f"{label} {projected[f'{label}_s'] / 60:.2f} min" for label in results)
     )
-    best = tuned_label if compiled_lm is not None else "ours"
-    best_model = compiled_lm.model if compiled_lm is not None else model
+    best = max(
+        (label for label in results if label != "baseline"),
+        key=lambda label: results[label]["tokens_per_s"],
+    )
     report = {
         "device": name,
         "shape": args.shape,
@@ -474,31 +521,49 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "tokens": tokens,
         "max_batch_tokens": args.max_batch_tokens,
         "forward_cost_tokens": args.forward_cost,
+        "packed_forward_cost_tokens": args.packed_forward_cost,
         "peak_flops": peak,
         "matmul_tflops": ceiling,
         "model_build_s": built,
         "attention": model.config._attn_implementation,
         "results": results,
+        "failed": failed,
+        "fastest": best,
         "projection": projected,
     }
-    if compiled_lm is not None and args.compile:
+    if any(opts.get("compile_layers") for opts in options.values()):
         from torch._dynamo.utils import counters
 
         report["compile"] = {
             "unique_graphs": counters["stats"]["unique_graphs"],
             "graph_breaks": sum(counters["graph_break"].values()),
-            "first_round_s": first_round[tuned_label],
-            "median_round_s": results[tuned_label]["seconds"],
+            "first_round_s": {
+                label: first_round[label]
+                for label in results
+                if options.get(label, {}).get("compile_layers")
+            },
         }
-        print(f"compiled layers: {report['compile']}")
+        print(f"compiled: {report['compile']}")
     if args.out:  # the comparison is safe on disk before the optional parts
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(report, indent=2))
+    best_lm = lms[best]
+    best_model = best_lm.model
+    # the sweep and the profile run the fastest path alone: the other copies go
+    for label in [label for label in lms if label != best]:
+        del lms[label], runs[label]
+    del runs["baseline"]
+    gc.collect()
+    if args.device.startswith("cuda"):
+        torch.cuda.empty_cache()
     if args.sweep:
         settings = [tuple(int(x) for x in item.split("/")) for item in args.sweep.split(",")]
         other = 0.0
-        if compiled_lm is not None and args.device.startswith("cuda"):
+        if best_model is not model and args.device.startswith("cuda"):
             other = sum(p.numel() * p.element_size() for p in model.parameters()) / 2**30
+        sweep_options = dict(options[best])
+        if not sweep_options.get("packed"):
+            sweep_options.pop("compile_layers", None)  # its model's layers are compiled already
         report["budget_sweep"] = {
             "cap_gib": args.cap_gib,
             "second_copy_gib": other,
@@ -514,6 +579,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 peak=peak,
                 deadline=deadline,
                 held_elsewhere_gib=other,
+                options=sweep_options,
             ),
         }
     if args.profile and time.perf_counter() > deadline:

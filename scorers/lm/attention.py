@@ -106,12 +106,16 @@ ALL_MASK_ATTENTION_FUNCTIONS.register(GQA_SDPA_ANY_DEVICE, sdpa_mask)
 def use_gqa_attention(model: Any, *, any_device: bool = False) -> bool:
     """Switch ``model`` to :data:`GQA_SDPA` when it runs ``sdpa`` attention on a CPU with grouped
     key/value heads (with ``any_device``, to :data:`GQA_SDPA_ANY_DEVICE` wherever it runs);
-    returns whether it did."""
+    returns whether the model now runs grouped-query attention under masks (it may have been
+    switched before)."""
     config = model.config
     heads = getattr(config, "num_attention_heads", None)
     kv_heads = getattr(config, "num_key_value_heads", None) or heads
     on_cpu = next(model.parameters()).device.type == "cpu"
-    if getattr(config, "_attn_implementation", None) != "sdpa":
+    current = getattr(config, "_attn_implementation", None)
+    if current == GQA_SDPA_ANY_DEVICE or (current == GQA_SDPA and on_cpu):
+        return True  # switched already (a second backend on the same model)
+    if current != "sdpa":
         return False
     if not heads or kv_heads == heads or not (on_cpu or any_device):
         return False

@@ -19,11 +19,16 @@ from scorers.lm.base import (
 from scorers.lm.budget import least_padding_batches, token_budget_batches
 from scorers.lm.chat import generation_prompts
 from scorers.lm.prefix_tree import DEFAULT_MIN_SHARED, PrefixNode, scoring_plan
+from scorers.lm.transfer import to_device
 
 __all__ = ["HFEvaluationLM"]
 
 DEFAULT_FORWARD_COST = 512
 """What one more scoring forward costs, in padded tokens (:func:`least_padding_batches`)."""
+
+DEFAULT_PACKED_FORWARD_COST = 4096
+"""The same for packed forwards (``packed=True``), where padding costs attention only, so fuller
+forwards pay: ``benchmarks/speed/scoring_gpu.py --packed`` measures it."""
 
 PrefixCache = tuple[tuple[Any, Any], ...]
 """A computed prefix's keys and values: per layer ``(keys, values)``, each of shape ``[1, key/value
@@ -58,9 +63,10 @@ class HFEvaluationLM:
         padding_side: str = "right",
         prefix_reuse: bool = True,
         min_shared_prefix: int = DEFAULT_MIN_SHARED,
-        forward_cost_tokens: int = DEFAULT_FORWARD_COST,
+        forward_cost_tokens: int | None = None,
         compile_layers: bool = False,
         gqa_on_gpu: bool = False,
+        packed: bool = False,
     ) -> None:
         if padding_side not in ("left", "right"):
             raise ValueError("padding_side must be 'left' or 'right'")
@@ -77,6 +83,8 @@ class HFEvaluationLM:
             # a CPU is compute-bound at one row: padding would only add work
             max_batch_tokens = 1 if on_cpu else 16384
         self.max_batch_tokens = max_batch_tokens
+        if forward_cost_tokens is None:
+            forward_cost_tokens = DEFAULT_PACKED_FORWARD_COST if packed else DEFAULT_FORWARD_COST
         # scoring batches minimise padded tokens + this per forward (scorers/lm/budget.py)
         self.forward_cost_tokens = forward_cost_tokens
         # decoding one token at a time reads every weight per step: batching pays even on a CPU
@@ -97,10 +105,20 @@ class HFEvaluationLM:
         self._lock = threading.Lock()
         self.stats: Counter[str] = Counter()
         """Scoring forwards run so far: ``forwards``, ``rows``, ``tokens`` (real),
-        ``padded_tokens`` (rows x width) and ``padded_prefix_tokens`` (cached positions padded
-        so that rows on shorter prefixes share a forward)."""
+        ``padded_tokens`` (the tokens the matrix products ran: rows x width, or the real
+        tokens when packed), ``attention_tokens`` (rows x width, the padded layout attention
+        runs on) and ``padded_prefix_tokens`` (cached positions padded so that rows on shorter
+        prefixes share a forward)."""
         self._pad_id = self._pick_pad_id()
-        if compile_layers:
+        self._packed = None
+        if packed:
+            # rows concatenated without padding through every matrix product (scorers/lm/packed.py)
+            from scorers.lm.packed import PackedDecoder
+
+            self._packed = PackedDecoder(
+                self._model, compile=compile_layers, grouped=self.gqa_attention
+            )
+        elif compile_layers:
             compile_decoder_layers(self._model)
         from scorers.lm.decoding import stop_token_ids
 
@@ -302,9 +320,10 @@ class HFEvaluationLM:
         full forwards."""
         leaves = [(n, leaf) for n, node in enumerate(nodes) for leaf in node.leaves]
         lengths = [len(sequences[leaf]) - nodes[n].depth for n, leaf in leaves]
+        score = self._score_packed if self._packed is not None else self._score_suffixes
         for batch in self._batches(lengths):
             rows = [leaves[b][1] for b in batch]
-            self._score_suffixes(
+            score(
                 rows,
                 [caches[leaves[b][0]] for b in batch],
                 requests,
@@ -332,6 +351,8 @@ class HFEvaluationLM:
         """Keys and values of each ``caches[i]``'s prefix extended by ``extensions[i]`` (one
         forward, the cached prefixes left-padded to the longest, the extensions right-padded;
         each result is a view trimmed to its own prefix and extension)."""
+        if self._packed is not None:
+            return self._extend_packed(caches, extensions)
         import torch
 
         rows = len(extensions)
@@ -346,10 +367,10 @@ class HFEvaluationLM:
         position_ids = torch.tensor(prefix_lengths)[:, None] + torch.arange(width)[None]
         with torch.inference_mode():
             output = self._model.get_decoder()(
-                input_ids=_to_device(input_ids, device),
+                input_ids=to_device(input_ids, device),
                 # no padding anywhere: let the model build its own causal mask
-                attention_mask=None if uniform and one_prefix else _to_device(attention, device),
-                position_ids=_to_device(position_ids, device),
+                attention_mask=None if uniform and one_prefix else to_device(attention, device),
+                position_ids=to_device(position_ids, device),
                 past_key_values=past if past is not None else _empty_cache(self._model.config),
                 use_cache=True,
             )
@@ -389,12 +410,98 @@ class HFEvaluationLM:
             input_ids[row, offset : offset + len(tokens)] = torch.tensor(list(tokens))
             attention[row, longest + offset : longest + offset + len(tokens)] = 1
             offsets.append(offset)
+        self._count_forward(rows, prefix_lengths, longest, packed=False)
+        return input_ids, attention, offsets
+
+    def _count_forward(
+        self,
+        rows: Sequence[Sequence[int]],
+        prefix_lengths: Sequence[int],
+        longest: int,
+        *,
+        packed: bool,
+    ) -> None:
+        tokens = sum(len(row) for row in rows)
+        padded = len(rows) * max(len(row) for row in rows)
         self.stats["forwards"] += 1
         self.stats["rows"] += len(rows)
-        self.stats["tokens"] += sum(len(tokens) for tokens in rows)
-        self.stats["padded_tokens"] += len(rows) * width
+        self.stats["tokens"] += tokens
+        self.stats["padded_tokens"] += tokens if packed else padded
+        self.stats["attention_tokens"] += padded
         self.stats["padded_prefix_tokens"] += len(rows) * longest - sum(prefix_lengths)
-        return input_ids, attention, offsets
+
+    def _packed_input(
+        self,
+        rows: Sequence[Sequence[int]],
+        caches: Sequence[PrefixCache | None],
+    ) -> tuple[Any, Any, Any]:
+        """A packed forward's token ids (on the device), layout and cached prefixes."""
+        import torch
+
+        from scorers.lm.packed import PackedBatch
+
+        past, prefix_lengths, longest = _stacked_layers(caches)
+        device = self._device
+        batch = PackedBatch.build([len(row) for row in rows], prefix_lengths, longest, device)
+        self._count_forward(rows, prefix_lengths, longest, packed=True)
+        ids = torch.tensor([token for row in rows for token in row], dtype=torch.long)
+        return to_device(ids, device), batch, past
+
+    def _extend_packed(
+        self, caches: Sequence[PrefixCache | None], extensions: Sequence[Sequence[int]]
+    ) -> list[PrefixCache]:
+        """:meth:`_extend_prefixes` in one packed forward (``packed=True``)."""
+        import torch
+
+        input_ids, batch, past = self._packed_input(extensions, caches)
+        with torch.inference_mode():
+            _, layers = self._packed.forward(input_ids, batch, past, keep_cache=True)
+        longest = batch.longest
+        return [
+            tuple(
+                (
+                    keys[row : row + 1, :, longest - prefix : longest + length],
+                    values[row : row + 1, :, longest - prefix : longest + length],
+                )
+                for keys, values in layers
+            )
+            for row, (length, prefix) in enumerate(
+                zip(batch.lengths, batch.prefix_lengths, strict=True)
+            )
+        ]
+
+    def _score_packed(
+        self,
+        rows: Sequence[int],
+        caches: Sequence[PrefixCache | None],
+        requests: Sequence[ScoringRequest],
+        sequences: Sequence[tuple[int, ...]],
+        results: list[tuple[list[int], Any]],
+    ) -> None:
+        """:meth:`_score_suffixes` in one packed forward (``packed=True``)."""
+        import torch
+
+        depths = [0 if cache is None else int(cache[0][0].shape[2]) for cache in caches]
+        suffixes = [sequences[i][depth:] for i, depth in zip(rows, depths, strict=True)]
+        input_ids, batch, past = self._packed_input(suffixes, caches)
+        owners: list[int] = []
+        positions: list[int] = []
+        target_tokens: list[int] = []
+        for index, start, depth in zip(rows, batch.starts, depths, strict=True):
+            request = requests[index]
+            # the hidden state at position p predicts the token at p + 1
+            first = start + len(request.context_ids) - depth - 1
+            positions.extend(range(first, first + len(request.target_ids)))
+            owners.extend([index] * len(request.target_ids))
+            target_tokens.extend(request.target_ids)
+        device = self._device
+        with torch.inference_mode():
+            hidden, _ = self._packed.forward(input_ids, batch, past, keep_cache=False)
+            selected = hidden[to_device(torch.tensor(positions), device)]
+            token_logprobs = torch.cat(
+                list(self._project(selected, to_device(torch.tensor(target_tokens), device)))
+            )
+        results.append((owners, token_logprobs))
 
     def _score_suffixes(
         self,
@@ -432,18 +539,18 @@ class HFEvaluationLM:
         ).clamp(min=0)
         with torch.inference_mode():
             hidden = self._model.get_decoder()(
-                input_ids=_to_device(input_ids, device),
-                attention_mask=_to_device(attention, device),
-                position_ids=_to_device(position_ids, device),
+                input_ids=to_device(input_ids, device),
+                attention_mask=to_device(attention, device),
+                position_ids=to_device(position_ids, device),
                 past_key_values=past,
                 use_cache=past is not None,
             ).last_hidden_state
             selected = hidden[
-                _to_device(torch.tensor(hidden_rows), device),
-                _to_device(torch.tensor(hidden_cols), device),
+                to_device(torch.tensor(hidden_rows), device),
+                to_device(torch.tensor(hidden_cols), device),
             ]
             token_logprobs = torch.cat(
-                list(self._project(selected, _to_device(torch.tensor(target_tokens), device)))
+                list(self._project(selected, to_device(torch.tensor(target_tokens), device)))
             )
         # summed on the host when the whole call is done: no wait between forwards
         results.append(([rows[row] for row in hidden_rows], token_logprobs))
@@ -528,17 +635,28 @@ def _empty_cache(config: Any) -> Any:
 
 
 def _stacked_cache(caches: Sequence[PrefixCache | None]) -> tuple[Any, list[int], int]:
-    """One cache for a batch whose row ``r`` continues the prefix in ``caches[r]`` (None: no
-    prefix), its rows' prefix lengths and the longest. Shorter prefixes are left-padded (zeros,
-    masked by :meth:`HFEvaluationLM._padded_rows`), so every row's new tokens start at the same
-    cache position; a prefix shared by every row is expanded, not copied. Growing the result
-    never touches the tensors it was built from."""
+    """:func:`_stacked_layers` as a transformers cache (None: no row has a prefix)."""
+    layers, lengths, longest = _stacked_layers(caches)
+    if layers is None:
+        return None, lengths, longest
+    from transformers import DynamicCache
+
+    return DynamicCache(ddp_cache_data=layers), lengths, longest
+
+
+def _stacked_layers(
+    caches: Sequence[PrefixCache | None],
+) -> tuple[list[tuple[Any, Any]] | None, list[int], int]:
+    """Per layer, the keys and values of a batch whose row ``r`` continues the prefix in
+    ``caches[r]`` (None: no prefix; all None: None), its rows' prefix lengths and the longest.
+    Shorter prefixes are left-padded (zeros, masked by :meth:`HFEvaluationLM._padded_rows` and
+    :class:`~scorers.lm.packed.PackedBatch`), so every row's new tokens start at the same cache
+    position; a prefix shared by every row is expanded, not copied. Growing the result never
+    touches the tensors it was built from."""
     lengths = [0 if cache is None else int(cache[0][0].shape[2]) for cache in caches]
     longest = max(lengths, default=0)
     if longest == 0:
         return None, lengths, 0
-    from transformers import DynamicCache
-
     rows = len(caches)
     first = next(cache for cache in caches if cache is not None)
     if all(cache is first for cache in caches):
@@ -546,7 +664,7 @@ def _stacked_cache(caches: Sequence[PrefixCache | None]) -> tuple[Any, list[int]
             (keys.expand(rows, -1, -1, -1), values.expand(rows, -1, -1, -1))
             for keys, values in first
         ]
-        return DynamicCache(ddp_cache_data=layers), lengths, longest
+        return layers, lengths, longest
     import torch
 
     # rows sharing one prefix are filled by one copy per layer
@@ -565,19 +683,11 @@ def _stacked_cache(caches: Sequence[PrefixCache | None]) -> tuple[Any, list[int]
                 if len(members) == 1:
                     padded[members[0], :, longest - length :] = tensor[0]
                 else:
-                    index = _to_device(torch.tensor(members), padded.device)
+                    index = to_device(torch.tensor(members), padded.device)
                     padded[index, :, longest - length :] = tensor.expand(len(members), -1, -1, -1)
             stacked.append(padded)
         layers.append(tuple(stacked))
-    return DynamicCache(ddp_cache_data=layers), lengths, longest
-
-
-def _to_device(tensor: Any, device: Any) -> Any:
-    """``tensor`` on ``device``; to a GPU through pinned memory without waiting for the work
-    already queued (a plain copy from pageable memory would wait for it)."""
-    if getattr(device, "type", str(device)) != "cuda":
-        return tensor.to(device)
-    return tensor.pin_memory().to(device, non_blocking=True)
+    return layers, lengths, longest
 
 
 def compile_decoder_layers(model: Any) -> int:

@@ -29,10 +29,13 @@ def test_forward_flops_by_hand():
     assert gpu.forward_flops(shape, range(3, 4), 0) == 288 + 2 * 2 * 4 * 4
 
 
-def test_gpu_benchmark_smoke_on_cpu(tmp_path: Path):
+def test_gpu_benchmark_smoke_on_cpu(tmp_path: Path, monkeypatch):
     """The 8B benchmark's logic with a tiny model of the same family: the workload keeps its
-    shared prefixes through the id mapping, both paths agree, ours executes fewer FLOPs."""
+    shared prefixes through the id mapping, every path agrees, ours executes fewer FLOPs, a
+    variant that fails is recorded and dropped."""
     gpu = load_benchmark("speed.scoring_gpu")
+    # a variant whose every run fails (a row chunk of 0 rows)
+    monkeypatch.setitem(gpu.VARIANTS, "broken", {"projection_chunk": 0})
     prompt = list(range(100, 160))
     rows = []
     for paper in range(2):
@@ -61,7 +64,10 @@ def test_gpu_benchmark_smoke_on_cpu(tmp_path: Path):
             "1",
             "--sweep",
             "100000/0,100000/100000",
-            "--gqa",
+            "--variants",
+            "gqa,packed,broken",
+            "--packed-forward-cost",
+            "0",
             "--out",
             str(out),
         ]
@@ -81,14 +87,26 @@ def test_gpu_benchmark_smoke_on_cpu(tmp_path: Path):
     assert ours["padded_prefix_tokens"] == 0  # both papers' prefixes are 79 tokens long
     assert len(ours["rounds_s"]) == 2 and ours["max_abs_diff"] < 1e-3
     assert report["projection"]["ours_s"] == pytest.approx(1.4e6 / ours["tokens_per_s"])
-    # --gqa: a copy with grouped-query attention under masks, timed beside, the same plan
+    # variants: a copy with grouped-query attention under masks, timed beside, the same plan
     gqa = report["results"]["ours_gqa"]
     assert gqa["forwards"] == ours["forwards"] and gqa["max_abs_diff"] < 1e-3
+    assert gqa["options"] == {"gqa_on_gpu": True}
+    # packed forwards: no padding in the products, only in attention's layout; at a forward
+    # cost of 0 every row runs alone
+    packed = report["results"]["ours_packed"]
+    assert packed["max_abs_diff"] < 1e-3 and packed["padding"] == 0
+    assert packed["forwards"] == 2 + 12 and packed["attention_padding"] == 0
+    assert ours["attention_padding"] == pytest.approx(ours["padding"])
+    assert "ours_broken" not in report["results"]
+    assert report["failed"] == {"ours_broken": "ValueError: range() arg 3 must not be zero"}
+    assert report["fastest"] in {"ours", "ours_gqa", "ours_packed"}
     assert "compile" not in report
     # no forward cost: every row alone, no padding; a prohibitive one: the fewest forwards
-    alone, fewest = report["budget_sweep"]["runs"]
-    assert (alone["padding"], alone["forwards"]) == (0, 2 + 12)
-    assert fewest["forwards"] == 2 and fewest["padding"] > 0
+    sweep = report["budget_sweep"]
+    assert sweep["model"] == report["fastest"]
+    alone, fewest = sweep["runs"]
+    assert (alone["attention_padding"], alone["forwards"]) == (0, 2 + 12)
+    assert fewest["forwards"] == 2 and fewest["attention_padding"] > 0
 
 
 def test_generation_benchmark_demo_runs_this_tree_as_installed_and_reports_failures(
