@@ -65,20 +65,28 @@ TINY = {
     "vocab_size": 4096,
 }
 
-VARIANTS: dict[str, dict[str, bool]] = {
+VARIANTS: dict[str, dict[str, Any]] = {
     "compiled": {"compile_layers": True},
     "gqa": {"gqa_on_gpu": True},
-    "packed": {"packed": True},
-    "packed_gqa": {"packed": True, "gqa_on_gpu": True},
-    "packed_compiled": {"packed": True, "compile_layers": True},
-    "packed_compiled_gqa": {"packed": True, "compile_layers": True, "gqa_on_gpu": True},
+    "packed": {"packed": True, "packed_attention": "masked"},
+    "packed_gqa": {"packed": True, "packed_attention": "masked", "gqa_on_gpu": True},
+    "packed_compiled": {"packed": True, "packed_attention": "masked", "compile_layers": True},
+    "packed_compiled_gqa": {
+        "packed": True,
+        "packed_attention": "masked",
+        "compile_layers": True,
+        "gqa_on_gpu": True,
+    },
+    "packed_flash": {"packed": True, "packed_attention": "flash"},
+    "packed_compiled_flash": {"packed": True, "packed_attention": "flash", "compile_layers": True},
 }
 """Backend options each ``--variants`` entry times beside the plain path (``ours``): compiled
 norms and MLPs, grouped-query attention under masks on the GPU, packed forwards
-(``scorers/lm/packed.py``) and their combinations."""
+(``scorers/lm/packed.py``) with masked or FlashAttention variable-length attention, and their
+combinations."""
 
 
-def needs_copy(options: dict[str, bool]) -> bool:
+def needs_copy(options: dict[str, Any]) -> bool:
     """Whether a variant changes the model it is given (compiled modules, another attention
     implementation), so it must run on a copy while the others keep the plain model."""
     return bool(options.get("gqa_on_gpu")) or (
@@ -224,7 +232,7 @@ def budget_sweep(
     peak: float | None,
     deadline: float = float("inf"),
     held_elsewhere_gib: float = 0.0,
-    options: dict[str, bool] | None = None,
+    options: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """Our path (with backend ``options``) at each (token budget per forward, forward cost) of
     ``settings``, with the
@@ -417,15 +425,22 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     unknown = [v for v in variants if v not in VARIANTS]
     if unknown:
         parser.error(f"unknown variants {unknown}; choose from {list(VARIANTS)}")
-    options: dict[str, dict[str, bool]] = {"ours": {}}
+    options: dict[str, dict[str, Any]] = {"ours": {}}
     options.update({f"ours_{v}": VARIANTS[v] for v in variants})
     lms: dict[str, HFEvaluationLM] = {}
+    failed: dict[str, str] = {}
     for label, opts in options.items():
         # a variant that changes its model runs on a copy of the weights: the reference and
         # the other paths keep the plain model in the same rounds
         lm_model = copy.deepcopy(model) if needs_copy(opts) else model
         cost = args.packed_forward_cost if opts.get("packed") else args.forward_cost
-        lms[label] = evaluation_lm(lm_model, identity, args.max_batch_tokens, cost, **opts)
+        try:
+            lms[label] = evaluation_lm(lm_model, identity, args.max_batch_tokens, cost, **opts)
+        except ValueError as error:  # a variant this model or device does not support
+            if label == "ours":
+                raise
+            failed[label] = f"{type(error).__name__}: {error}"
+            print(f"{label}: not run ({failed[label]})")
     ours_flops_count = ours_flops(shape, requests, lms["ours"].min_shared_prefix)
     flops = {"baseline": baseline_flops(shape, requests)}
     flops.update({label: ours_flops_count for label in lms})
@@ -436,7 +451,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     first_round: dict[str, float] = {}
     memory: dict[str, float | None] = {}
     worst = {label: 0.0 for label in runs}
-    failed: dict[str, str] = {}
     for round_ in range(args.rounds + 1):  # round 0 warms kernels and the allocator up
         reference: list[float] = []
         for label, run in runs.items():

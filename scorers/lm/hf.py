@@ -67,6 +67,7 @@ class HFEvaluationLM:
         compile_layers: bool = False,
         gqa_on_gpu: bool = False,
         packed: bool = False,
+        packed_attention: str = "auto",
     ) -> None:
         if padding_side not in ("left", "right"):
             raise ValueError("padding_side must be 'left' or 'right'")
@@ -116,7 +117,10 @@ class HFEvaluationLM:
             from scorers.lm.packed import PackedDecoder
 
             self._packed = PackedDecoder(
-                self._model, compile=compile_layers, grouped=self.gqa_attention
+                self._model,
+                compile=compile_layers,
+                grouped=self.gqa_attention,
+                attention=packed_attention,
             )
         elif compile_layers:
             compile_decoder_layers(self._model)
@@ -434,41 +438,31 @@ class HFEvaluationLM:
         self,
         rows: Sequence[Sequence[int]],
         caches: Sequence[PrefixCache | None],
-    ) -> tuple[Any, Any, Any]:
-        """A packed forward's token ids (on the device), layout and cached prefixes."""
+    ) -> tuple[Any, Any]:
+        """A packed forward's token ids (on the device) and layout; ``caches`` are the rows'
+        prefixes in the packed decoder's own layout (:data:`scorers.lm.packed.RowCache`)."""
         import torch
 
-        from scorers.lm.packed import PackedBatch
-
-        past, prefix_lengths, longest = _stacked_layers(caches)
-        device = self._device
-        batch = PackedBatch.build([len(row) for row in rows], prefix_lengths, longest, device)
-        self._count_forward(rows, prefix_lengths, longest, packed=True)
+        prefix_lengths = [0 if cache is None else int(cache[0][0].shape[0]) for cache in caches]
+        batch = self._packed.batch([len(row) for row in rows], prefix_lengths)
+        self._count_forward(rows, prefix_lengths, max(prefix_lengths), packed=True)
+        if self._packed.flash:  # attention runs on the real tokens only
+            self.stats["attention_tokens"] -= batch.rows * batch.width - sum(batch.lengths)
+            self.stats["padded_prefix_tokens"] -= batch.rows * batch.longest - sum(prefix_lengths)
         ids = torch.tensor([token for row in rows for token in row], dtype=torch.long)
-        return to_device(ids, device), batch, past
+        return to_device(ids, self._device), batch
 
     def _extend_packed(
         self, caches: Sequence[PrefixCache | None], extensions: Sequence[Sequence[int]]
     ) -> list[PrefixCache]:
-        """:meth:`_extend_prefixes` in one packed forward (``packed=True``)."""
+        """:meth:`_extend_prefixes` in one packed forward (``packed=True``): each row's cache in
+        the packed decoder's layout."""
         import torch
 
-        input_ids, batch, past = self._packed_input(extensions, caches)
+        input_ids, batch = self._packed_input(extensions, caches)
         with torch.inference_mode():
-            _, layers = self._packed.forward(input_ids, batch, past, keep_cache=True)
-        longest = batch.longest
-        return [
-            tuple(
-                (
-                    keys[row : row + 1, :, longest - prefix : longest + length],
-                    values[row : row + 1, :, longest - prefix : longest + length],
-                )
-                for keys, values in layers
-            )
-            for row, (length, prefix) in enumerate(
-                zip(batch.lengths, batch.prefix_lengths, strict=True)
-            )
-        ]
+            _, rows = self._packed.forward(input_ids, batch, caches, keep_cache=True)
+        return rows
 
     def _score_packed(
         self,
@@ -481,9 +475,9 @@ class HFEvaluationLM:
         """:meth:`_score_suffixes` in one packed forward (``packed=True``)."""
         import torch
 
-        depths = [0 if cache is None else int(cache[0][0].shape[2]) for cache in caches]
+        depths = [0 if cache is None else int(cache[0][0].shape[0]) for cache in caches]
         suffixes = [sequences[i][depth:] for i, depth in zip(rows, depths, strict=True)]
-        input_ids, batch, past = self._packed_input(suffixes, caches)
+        input_ids, batch = self._packed_input(suffixes, caches)
         owners: list[int] = []
         positions: list[int] = []
         target_tokens: list[int] = []
@@ -496,7 +490,7 @@ class HFEvaluationLM:
             target_tokens.extend(request.target_ids)
         device = self._device
         with torch.inference_mode():
-            hidden, _ = self._packed.forward(input_ids, batch, past, keep_cache=False)
+            hidden, _ = self._packed.forward(input_ids, batch, caches, keep_cache=False)
             selected = hidden[to_device(torch.tensor(positions), device)]
             token_logprobs = torch.cat(
                 list(self._project(selected, to_device(torch.tensor(target_tokens), device)))

@@ -1,0 +1,183 @@
+"""Packed scoring forwards (scorers/lm/packed.py) compute what transformers' forward computes."""
+
+from __future__ import annotations
+
+import random
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from scorers.lm import packed
+from scorers.lm.base import ScoringRequest
+from scorers.lm.hf import HFEvaluationLM
+
+TOKENS = SimpleNamespace(pad_token_id=0, eos_token_id=0)
+VOCAB = 300
+
+
+def small_model(kind: str = "llama", layers: int = 2, **overrides):
+    from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
+
+    torch.manual_seed(0)
+    shape = dict(
+        vocab_size=VOCAB,
+        hidden_size=64,
+        intermediate_size=96,
+        num_hidden_layers=layers,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=4096,
+    )
+    shape.update(overrides)
+    if kind == "qwen2":  # biases on the query, key and value projections
+        return Qwen2ForCausalLM(Qwen2Config(**shape)).eval()
+    rope = {
+        "rope_type": "llama3",
+        "factor": 8.0,
+        "low_freq_factor": 1.0,
+        "high_freq_factor": 4.0,
+        "original_max_position_embeddings": 64,
+    }
+    return LlamaForCausalLM(LlamaConfig(**shape, rope_scaling=rope, rope_theta=5e5)).eval()
+
+
+def workload() -> list[ScoringRequest]:
+    """Four 'papers': a shared 80-token system prompt, a synopsis per paper, three requests
+    each of different lengths; and one short request sharing nothing."""
+    rng = random.Random(0)
+    system = [rng.randrange(VOCAB) for _ in range(80)]
+    requests = []
+    for paper in range(4):
+        synopsis = [rng.randrange(VOCAB) for _ in range(70 + 10 * paper)]
+        for _ in range(3):
+            tail = [rng.randrange(VOCAB) for _ in range(rng.randrange(5, 40))]
+            target = tuple(rng.randrange(VOCAB) for _ in range(rng.randrange(1, 20)))
+            requests.append(ScoringRequest(tuple(system + synopsis + tail), target))
+    requests.append(ScoringRequest(tuple(rng.randrange(VOCAB) for _ in range(7)), (5,)))
+    return requests
+
+
+def totals(lm: HFEvaluationLM, requests: list[ScoringRequest]) -> list[float]:
+    return [r.total for r in lm.target_logprobs(requests)]
+
+
+def reference_varlen(q, keys, values, cu_q, cu_k, max_q, max_k, scaling):
+    """What FlashAttention's variable-length causal forward computes, one sequence at a time:
+    query i of n sees the keys up to i + (keys - n)."""
+    out = []
+    for row in range(len(cu_q) - 1):
+        query = q[cu_q[row] : cu_q[row + 1]].transpose(0, 1)[None]
+        key = keys[cu_k[row] : cu_k[row + 1]].transpose(0, 1)[None]
+        value = values[cu_k[row] : cu_k[row + 1]].transpose(0, 1)[None]
+        n, m = query.shape[2], key.shape[2]
+        assert n <= max_q and m <= max_k
+        mask = torch.arange(m)[None, :] <= torch.arange(n)[:, None] + (m - n)
+        attended = torch.nn.functional.scaled_dot_product_attention(
+            query, key, value, attn_mask=mask, scale=scaling, enable_gqa=True
+        )
+        out.append(attended[0].transpose(0, 1))
+    return torch.cat(out)
+
+
+@pytest.mark.parametrize("kind", ["llama", "qwen2"])
+@pytest.mark.parametrize("budget", [1, 4096])
+def test_packed_scores_equal_transformers(kind, budget):
+    model = small_model(kind)
+    requests = workload()
+    expected = totals(HFEvaluationLM(model, TOKENS, identity="t", prefix_reuse=False), requests)
+    padded = HFEvaluationLM(model, TOKENS, identity="t", max_batch_tokens=budget)
+    ours = HFEvaluationLM(model, TOKENS, identity="t", max_batch_tokens=budget, packed=True)
+    assert ours._packed is not None and not ours._packed.flash  # a CPU: masked attention
+    got = totals(ours, requests)
+    assert got == pytest.approx(expected, abs=1e-4)
+    assert totals(padded, requests) == pytest.approx(expected, abs=1e-4)
+    # the products ran the real tokens only; attention's layout is padded as before
+    assert ours.stats["padded_tokens"] == ours.stats["tokens"] == padded.stats["tokens"]
+    if budget > 1:
+        assert padded.stats["padded_tokens"] > padded.stats["tokens"]
+        assert ours.stats["attention_tokens"] > ours.stats["tokens"]
+
+
+def test_grouped_and_repeated_heads_agree():
+    model = small_model()
+    requests = workload()
+    runs = [
+        totals(
+            HFEvaluationLM(
+                model, TOKENS, identity="t", max_batch_tokens=4096, packed=True, gqa_on_gpu=grouped
+            ),
+            requests,
+        )
+        for grouped in (False, True)
+    ]
+    assert runs[0] == pytest.approx(runs[1], abs=1e-5)
+
+
+def test_flash_layout_through_a_reference_kernel(monkeypatch):
+    """The flash path's packing (prefix then new keys row after row, cumulative lengths, the
+    caches it keeps) checked on a CPU with a reference kernel in place of FlashAttention."""
+    monkeypatch.setattr(packed, "flash_available", lambda model: True)
+    monkeypatch.setattr(packed, "_flash_varlen", reference_varlen)
+    model = small_model()
+    requests = workload()
+    expected = totals(HFEvaluationLM(model, TOKENS, identity="t", prefix_reuse=False), requests)
+    ours = HFEvaluationLM(
+        model, TOKENS, identity="t", max_batch_tokens=4096, packed=True, packed_attention="flash"
+    )
+    assert ours._packed.flash
+    assert totals(ours, requests) == pytest.approx(expected, abs=1e-4)
+    # no padding anywhere: not in the products, not in attention, not in the prefixes
+    stats = ours.stats
+    assert stats["padded_tokens"] == stats["attention_tokens"] == stats["tokens"]
+    assert stats["padded_prefix_tokens"] == 0
+
+
+def test_batch_layout_by_hand():
+    flash = packed.PackedBatch.build([2, 3], [4, 0], "cpu", flash=True)
+    assert flash.positions.tolist() == [4, 5, 0, 1, 2]
+    assert flash.cu_queries.tolist() == [0, 2, 5] and flash.cu_keys.tolist() == [0, 6, 9]
+    assert flash.cu_queries.dtype == torch.int32 and flash.mask is None
+    assert flash.starts == [0, 2] and (flash.width, flash.longest) == (3, 4)
+    masked = packed.PackedBatch.build([2, 3], [4, 0], "cpu", flash=False)
+    assert masked.index.tolist() == [0, 1, 3, 4, 5]  # rows of width 3
+    # row 0 sees its 4 prefix positions and its own tokens causally; row 1 has no prefix
+    assert masked.mask.shape == (2, 1, 3, 7)
+    assert masked.mask[0, 0, 1].tolist() == [True] * 4 + [True, True, False]
+    assert masked.mask[1, 0, 0].tolist() == [False] * 4 + [True, False, False]
+    with pytest.raises(ValueError, match="at least one new token"):
+        packed.PackedBatch.build([2, 0], [0, 0], "cpu", flash=True)
+    with pytest.raises(ValueError, match="one prefix length per row"):
+        packed.PackedBatch.build([2], [0, 0], "cpu", flash=False)
+
+
+def test_unsupported_models_and_settings_are_refused():
+    assert packed.packed_support(small_model()) is None
+    assert "activation" in packed.packed_support(small_model(hidden_act="gelu"))
+    assert "sliding" in packed.packed_support(small_model("qwen2", use_sliding_window=True))
+    model = small_model(hidden_act="gelu")
+    with pytest.raises(ValueError, match="do not cover this model: activation 'gelu'"):
+        HFEvaluationLM(model, TOKENS, identity="t", packed=True)
+    with pytest.raises(ValueError, match="attention must be one of"):
+        packed.PackedDecoder(small_model(), attention="paged")
+    with pytest.raises(ValueError, match="CUDA device in bfloat16"):
+        packed.PackedDecoder(small_model(), attention="flash")
+    assert not packed.flash_available(small_model())
+
+
+@pytest.mark.slow
+def test_compiled_halves_serve_every_layer():
+    """Compiled, the two halves of the layer give the same scores, and four layers compile no
+    more graphs than the cases they meet (not one per layer)."""
+    from torch._dynamo.utils import counters
+
+    torch._dynamo.reset()
+    counters.clear()
+    model = small_model(layers=4)
+    requests = workload()
+    expected = totals(HFEvaluationLM(model, TOKENS, identity="t", prefix_reuse=False), requests)
+    ours = HFEvaluationLM(
+        model, TOKENS, identity="t", max_batch_tokens=4096, packed=True, compile_layers=True
+    )
+    assert totals(ours, requests) == pytest.approx(expected, abs=1e-4)
+    assert 2 <= counters["stats"]["unique_graphs"] <= 6
