@@ -127,6 +127,22 @@ def load_requests(path: Path, vocab_size: int, seed: int = 0) -> list[ScoringReq
     ]
 
 
+def synthetic_requests(
+    tokens: int, vocab_size: int, *, row_tokens: int = 2048, target_tokens: int = 256
+) -> list[ScoringRequest]:
+    """``tokens // row_tokens`` requests of ``row_tokens`` random tokens each (the last
+    ``target_tokens`` scored) sharing no prefix: one forward of exactly ``tokens`` tokens when
+    the budget allows it, the memory probe's load."""
+    generator = torch.Generator().manual_seed(1)
+    rows = torch.randint(
+        0, vocab_size, (max(1, tokens // row_tokens), row_tokens), generator=generator
+    )
+    return [
+        ScoringRequest(tuple(row[:-target_tokens].tolist()), tuple(row[-target_tokens:].tolist()))
+        for row in rows
+    ]
+
+
 def forward_flops(shape: dict[str, Any], positions: range, projected: int) -> float:
     """Model FLOPs (multiply-add = 2) of running ``positions`` through the body (each attending
     to every earlier position) plus the output projection at ``projected`` positions."""
@@ -370,6 +386,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         default=79.0,
         help="GPU memory the sweep may allocate (79: what an 80 GB card leaves PyTorch)",
     )
+    parser.add_argument(
+        "--memory-probe",
+        default="",
+        help="comma-separated token budgets at which the fastest path runs one forward of "
+        "that many tokens (synthetic rows of 2,048 tokens, no shared prefix) under --cap-gib: "
+        "peak memory or out of memory",
+    )
     parser.add_argument("--profile", action="store_true", help="profile one run of ours")
     parser.add_argument(
         "--variants",
@@ -596,6 +619,31 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 options=sweep_options,
             ),
         }
+    if args.memory_probe:
+        other = 0.0
+        if best_model is not model and args.device.startswith("cuda"):
+            other = sum(p.numel() * p.element_size() for p in model.parameters()) / 2**30
+        probe_options = dict(options[best])
+        if not probe_options.get("packed"):
+            probe_options.pop("compile_layers", None)  # its model's layers are compiled already
+        probes = []
+        for budget in (int(x) for x in args.memory_probe.split(",")):
+            probes += budget_sweep(
+                best_model,
+                synthetic_requests(budget, shape["vocab_size"]),
+                shape=shape,
+                settings=[(budget, budget)],
+                cap_gib=args.cap_gib,
+                identity=identity,
+                device=args.device,
+                peak=peak,
+                deadline=deadline,
+                held_elsewhere_gib=other,
+                options=probe_options,
+            )
+        report["memory_probe"] = {"cap_gib": args.cap_gib, "model": best, "runs": probes}
+        if args.out:
+            args.out.write_text(json.dumps(report, indent=2))
     if args.profile and time.perf_counter() > deadline:
         report["profile"] = {"skipped": "past --time-limit-s"}
     elif args.profile:
