@@ -66,8 +66,8 @@ TINY = {
 }
 
 VARIANTS: dict[str, dict[str, Any]] = {
-    "compiled": {"compile_layers": True},
-    "gqa": {"gqa_on_gpu": True},
+    "compiled": {"packed": False, "compile_layers": True},
+    "gqa": {"packed": False, "gqa_on_gpu": True},
     "packed": {"packed": True, "packed_attention": "masked"},
     "packed_gqa": {"packed": True, "packed_attention": "masked", "gqa_on_gpu": True},
     "packed_compiled": {"packed": True, "packed_attention": "masked", "compile_layers": True},
@@ -80,7 +80,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "packed_flash": {"packed": True, "packed_attention": "flash"},
     "packed_compiled_flash": {"packed": True, "packed_attention": "flash", "compile_layers": True},
 }
-"""Backend options each ``--variants`` entry times beside the plain path (``ours``): compiled
+"""Backend options each ``--variants`` entry times beside the padded path (``ours``: transformers'
+forward, ``packed=False``, the default before packed forwards): compiled
 norms and MLPs, grouped-query attention under masks on the GPU, packed forwards
 (``scorers/lm/packed.py``) with masked or FlashAttention variable-length attention, and their
 combinations."""
@@ -448,7 +449,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     unknown = [v for v in variants if v not in VARIANTS]
     if unknown:
         parser.error(f"unknown variants {unknown}; choose from {list(VARIANTS)}")
-    options: dict[str, dict[str, Any]] = {"ours": {}}
+    options: dict[str, dict[str, Any]] = {"ours": {"packed": False}}
     options.update({f"ours_{v}": VARIANTS[v] for v in variants})
     lms: dict[str, HFEvaluationLM] = {}
     failed: dict[str, str] = {}

@@ -90,7 +90,8 @@ def test_gpu_benchmark_smoke_on_cpu(tmp_path: Path, monkeypatch):
     # variants: a copy with grouped-query attention under masks, timed beside, the same plan
     gqa = report["results"]["ours_gqa"]
     assert gqa["forwards"] == ours["forwards"] and gqa["max_abs_diff"] < 1e-3
-    assert gqa["options"] == {"gqa_on_gpu": True}
+    assert gqa["options"] == {"packed": False, "gqa_on_gpu": True}
+    assert ours["options"] == {"packed": False}  # the padded path, whatever the default
     # packed forwards: no padding in the products, only in attention's layout; at a forward
     # cost of 0 every row runs alone
     packed = report["results"]["ours_packed"]

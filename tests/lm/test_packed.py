@@ -99,6 +99,17 @@ def test_packed_scores_equal_transformers(kind, budget):
         assert ours.stats["attention_tokens"] > ours.stats["tokens"]
 
 
+def test_packed_by_default_on_a_gpu_only():
+    """On a CPU a forward runs one row (nothing to pack): transformers' forward by default."""
+    model = small_model()
+    assert HFEvaluationLM(model, TOKENS, identity="t")._packed is None
+    forced = HFEvaluationLM(model, TOKENS, identity="t", packed=True)
+    assert forced._packed is not None
+    assert forced.forward_cost_tokens == 4096  # fuller forwards: padding costs attention only
+    gelu = small_model(hidden_act="gelu")
+    assert HFEvaluationLM(gelu, TOKENS, identity="t", packed=None)._packed is None
+
+
 def test_grouped_and_repeated_heads_agree():
     model = small_model()
     requests = workload()
