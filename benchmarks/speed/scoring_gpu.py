@@ -594,14 +594,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     gc.collect()
     if args.device.startswith("cuda"):
         torch.cuda.empty_cache()
+    # the sweep and the probe: the fastest path's options on its model (whose layers, on the
+    # padded path, are compiled already), the plain model's weights held beside it not counted
+    other = 0.0
+    if best_model is not model and args.device.startswith("cuda"):
+        other = sum(p.numel() * p.element_size() for p in model.parameters()) / 2**30
+    best_options = dict(options[best])
+    if not best_options.get("packed"):
+        best_options.pop("compile_layers", None)
     if args.sweep:
         settings = [tuple(int(x) for x in item.split("/")) for item in args.sweep.split(",")]
-        other = 0.0
-        if best_model is not model and args.device.startswith("cuda"):
-            other = sum(p.numel() * p.element_size() for p in model.parameters()) / 2**30
-        sweep_options = dict(options[best])
-        if not sweep_options.get("packed"):
-            sweep_options.pop("compile_layers", None)  # its model's layers are compiled already
         report["budget_sweep"] = {
             "cap_gib": args.cap_gib,
             "second_copy_gib": other,
@@ -617,16 +619,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 peak=peak,
                 deadline=deadline,
                 held_elsewhere_gib=other,
-                options=sweep_options,
+                options=best_options,
             ),
         }
     if args.memory_probe:
-        other = 0.0
-        if best_model is not model and args.device.startswith("cuda"):
-            other = sum(p.numel() * p.element_size() for p in model.parameters()) / 2**30
-        probe_options = dict(options[best])
-        if not probe_options.get("packed"):
-            probe_options.pop("compile_layers", None)  # its model's layers are compiled already
         probes = []
         for budget in (int(x) for x in args.memory_probe.split(",")):
             probes += budget_sweep(
@@ -640,7 +636,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 peak=peak,
                 deadline=deadline,
                 held_elsewhere_gib=other,
-                options=probe_options,
+                options=best_options,
             )
         report["memory_probe"] = {"cap_gib": args.cap_gib, "model": best, "runs": probes}
         if args.out:

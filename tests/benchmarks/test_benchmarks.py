@@ -68,6 +68,8 @@ def test_gpu_benchmark_smoke_on_cpu(tmp_path: Path, monkeypatch):
             "gqa,packed,broken",
             "--packed-forward-cost",
             "0",
+            "--memory-probe",
+            "2048,4096",
             "--out",
             str(out),
         ]
@@ -108,6 +110,13 @@ def test_gpu_benchmark_smoke_on_cpu(tmp_path: Path, monkeypatch):
     alone, fewest = sweep["runs"]
     assert (alone["attention_padding"], alone["forwards"]) == (0, 2 + 12)
     assert fewest["forwards"] == 2 and fewest["attention_padding"] > 0
+    # the memory probe: one forward of exactly each budget (2,048-token rows)
+    probe = report["memory_probe"]
+    assert probe["model"] == report["fastest"]
+    assert [(r["forwards"], r["tokens_per_forward"]) for r in probe["runs"]] == [
+        (1, 2048),
+        (1, 4096),
+    ]
 
 
 def test_generation_benchmark_demo_runs_this_tree_as_installed_and_reports_failures(
