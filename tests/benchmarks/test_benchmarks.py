@@ -908,3 +908,44 @@ def test_generation_benchmark_writes_its_tables_from_its_result():
     assert "| abc (baseline) | 19.0 s | 100 | -1.0 | -2.0 |" in text
     assert "| this tree | 9.5 s | 100 | -1.0 | -2.0 |" in text
     assert "Speed-up 2.0x" in text
+
+
+@pytest.mark.slow
+def test_gaming_experiment_splits_and_resumes_over_invocations(tmp_path):
+    """Strategies run in separate invocations (--only) share one journal: each strategy one
+    log, timings summed from the journal (nothing carried from an older timings.json), a rerun
+    reuses the finished log, other settings are refused until --fresh."""
+    import json as _json
+
+    run = load_benchmark("experiments.gaming.run")
+    papers = tmp_path / "papers.jsonl"
+    tiny_decisions_set(tmp_path, [(5, 6, 7)] * 3)  # writes papers.jsonl: 3 papers, 3 reviews
+    out = tmp_path / "results"
+    out.mkdir()
+    (out / "timings.json").write_text('{"shotgun (3 papers)": 9999.0}')  # an older run's
+    argv = ["--data", str(papers), "--papers", "3", "--scorers", "bleu", "--skip-model"]
+    argv += ["--out", str(out)]
+    run.main([*argv, "--only", "shotgun"])
+    run.main([*argv, "--only", "self_reference"])
+    run.main([*argv, "--only", "shotgun"])  # finished: its log is reused
+    assert [
+        len(list((out / "logs" / s).glob("*.eval"))) for s in ("shotgun", "self_reference")
+    ] == [1, 1]
+    journal = _json.loads((out / "invocations.json").read_text())
+    assert [sorted(i["rows"]) for i in journal["invocations"]] == [
+        ["shotgun"],
+        ["self_reference"],
+        ["shotgun"],
+    ]
+    timings = _json.loads((out / "timings.json").read_text())
+    assert set(timings) == {"shotgun (3 papers)", "self_reference (3 papers)"}
+    assert timings["shotgun (3 papers)"] < 9999.0
+    report = (out / "report.md").read_text()
+    assert "shotgun" in report and "self_reference" in report
+    manifest = _json.loads((out / "manifest.json").read_text())
+    assert {"timings.json", "invocations.json", "report.md"} <= set(manifest["files"])
+    with pytest.raises(SystemExit, match="--fresh"):
+        run.main([*argv[:3], "2", *argv[4:], "--only", "shotgun"])
+    run.main([*argv[:3], "2", *argv[4:], "--only", "shotgun", "--fresh"])
+    journal = _json.loads((out / "invocations.json").read_text())
+    assert len(journal["invocations"]) == 1 and journal["settings"]["papers"] == 2

@@ -16,9 +16,15 @@ split), paper by paper.
         benchmarks/experiments/gaming/results/iclr2023_judgments
 
 Writes ``benchmarks/experiments/gaming/results/iclr2020/`` (records, logs, report.md, CSVs,
-timings.json, universal.md, and oracle.md for the binary-critic metrics). The score cache in
-``$GEM_TASKS_CACHE_DIR`` makes reruns and added strategies cheap: reference and held-out rewrites
-are computed once for all strategies.
+timings.json, universal.md, oracle.md for the binary-critic metrics, invocations.json,
+manifest.json). The score cache in ``$GEM_TASKS_CACHE_DIR`` computes the reference and held-out
+rewrites once for all strategies.
+
+A run takes hours; a stopped one resumes with the same command (each strategy's eval keeps its
+finished samples, :mod:`benchmarks.common.resumable`), at the same commit and with the same
+settings, and ``--only`` splits it over invocations; ``invocations.json`` records each
+invocation and ``timings.json`` sums each strategy's time over them. Other settings (papers,
+metrics, evaluation LM) need ``--fresh`` or another ``--out``.
 """
 
 from __future__ import annotations
@@ -26,16 +32,16 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import time
+import shutil
 from pathlib import Path
 
 import numpy as np
-from inspect_ai import eval as inspect_eval
-from inspect_ai.log import read_eval_log
+from inspect_ai.log import list_eval_logs, read_eval_log
 
 from benchmarks.common.manifest import Run
 from benchmarks.common.paths import SHARED_DATA
 from benchmarks.common.records import write_records
+from benchmarks.common.resumable import Journal, resumable_eval
 from gem_tasks.analysis.report import write_report
 from gem_tasks.tasks.iclr import iclr
 from gem_tasks.tasks.robustness import robustness
@@ -194,7 +200,28 @@ def universal_comparison(universal_logs: list, model_logs: list, scorers: list[s
     return "\n".join(parts) + "\n"
 
 
-def main() -> None:
+MODEL_ROW = "model"
+"""The journal's row (and log folder) of the embedded model's own reviews."""
+
+
+def journal_timings(journal: Journal, args: argparse.Namespace) -> dict[str, float]:
+    """Seconds per row over every invocation the journal records (a strategy split over
+    invocations by ``--only`` or resumed after a stop is summed)."""
+    rows = dict.fromkeys(
+        name for invocation in journal.data["invocations"] for name in invocation["rows"]
+    )
+    timings = {}
+    for row in rows:
+        if row == MODEL_ROW:
+            reviewed = min(args.model_papers or args.papers, args.papers)
+            label = f"iclr smollm2/embedded reviews ({reviewed} papers)"
+        else:
+            label = f"{row} ({args.papers} papers)"
+        timings[label] = round(journal.seconds(row), 1)
+    return timings
+
+
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--level",
@@ -245,7 +272,12 @@ def main() -> None:
         action="store_true",
         help="run no strategy: only the embedded model's reviews, then the report",
     )
-    args = parser.parse_args()
+    parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="forget the folder's earlier invocations and logs and start over",
+    )
+    args = parser.parse_args(argv)
     judgments = args.level == "judgments"
     args.data = args.data or (DEFAULT_RELEASE if judgments else DEFAULT_DATA)
     default = ("gem",) if judgments else SCORERS
@@ -259,9 +291,22 @@ def main() -> None:
     if not args.data.exists():
         raise SystemExit(f"{args.data}: not found (the shared review data is not in this checkout)")
     provenance = Run(args.out, data=[args.data], settings=vars(args))
+    settings = {  # what decides the numbers: a resume with others is refused
+        "level": args.level,
+        "data": str(args.data),
+        "papers": args.papers,
+        "scorer_lm": args.scorer_lm,
+        "dtype": args.dtype,
+        "max_samples": args.max_samples,
+        "generation_batch_tokens": args.generation_batch_tokens,
+        "scorers": list(scorers),
+        "scorer_options": args.scorer_options,
+        "model_papers": args.model_papers,
+    }
+    journal = Journal(provenance, settings=settings, fresh=args.fresh)
     logs = args.out / "logs"
-    timings_file = args.out / "timings.json"
-    timings = json.loads(timings_file.read_text()) if timings_file.exists() else {}
+    if args.fresh:
+        shutil.rmtree(logs, ignore_errors=True)
     records = write_records(args.data, args.out, args.papers, release=judgments)
     lm_args = {"dtype": args.dtype, "generation_batch_tokens": args.generation_batch_tokens}
     if args.only:  # in the order given, so that a split run measures what matters first
@@ -269,65 +314,60 @@ def main() -> None:
         if unknown:
             parser.error(f"--only: unknown or unavailable strategies {unknown}; from {strategies}")
         strategies = list(dict.fromkeys(args.only))
-    for strategy in strategies:
-        if args.model_only:
-            continue
-        started = time.perf_counter()
-        [log] = inspect_eval(
-            robustness(
-                perturbation=strategy,
-                dataset=str(records),
-                scorers=",".join(scorers),
-                scorer_lm=args.scorer_lm,
-                scorer_lm_args=lm_args,
-                scorer_options=args.scorer_options,
-                level=args.level,
-                dataset_summaries=judgments,
-            ),
-            model="none",
-            log_dir=str(logs),
-            display="plain",
-            max_samples=args.max_samples,
-        )
-        seconds = round(time.perf_counter() - started, 1)
-        timings[f"{strategy} ({args.papers} papers)"] = seconds
-        print(f"{strategy}: {log.status}, {seconds} s", flush=True)
+    for strategy in [] if args.model_only else strategies:
+        with journal.row(strategy):
+            log = resumable_eval(
+                robustness(
+                    perturbation=strategy,
+                    dataset=str(records),
+                    scorers=",".join(scorers),
+                    scorer_lm=args.scorer_lm,
+                    scorer_lm_args=lm_args,
+                    scorer_options=args.scorer_options,
+                    level=args.level,
+                    dataset_summaries=judgments,
+                ),
+                logs / strategy,
+                model="none",
+                display="plain",
+                max_samples=args.max_samples,
+            )
+        print(f"{strategy}: {log.status}, {journal.seconds(strategy):.1f} s", flush=True)
     if not args.skip_model:
-        started = time.perf_counter()
-        [model_log] = inspect_eval(
-            iclr(
-                dataset=str(records),
-                scorers=",".join(scorers),
-                scorer_lm=args.scorer_lm,
-                scorer_lm_args=lm_args,
-                scorer_options=args.scorer_options,
-            ),
-            model="smollm2/embedded",
-            log_dir=str(logs),
-            display="plain",
-            max_tokens=256,
-            max_samples=args.max_samples,
-            limit=args.model_papers,
-        )
-        seconds = round(time.perf_counter() - started, 1)
-        reviewed = min(args.model_papers or args.papers, args.papers)
-        timings[f"iclr smollm2/embedded reviews ({reviewed} papers)"] = seconds
-        print(f"embedded model's reviews: {model_log.status}, {seconds} s", flush=True)
+        with journal.row(MODEL_ROW):
+            model_log = resumable_eval(
+                iclr(
+                    dataset=str(records),
+                    scorers=",".join(scorers),
+                    scorer_lm=args.scorer_lm,
+                    scorer_lm_args=lm_args,
+                    scorer_options=args.scorer_options,
+                ),
+                logs / MODEL_ROW,
+                model="smollm2/embedded",
+                display="plain",
+                max_tokens=256,
+                max_samples=args.max_samples,
+                limit=args.model_papers,
+            )
+        print(f"embedded model's reviews: {model_log.status}", flush=True)
     paths = write_report([logs], args.out, progress=False)
-    timings_file.write_text(json.dumps(timings, indent=2) + "\n")
-    universal_logs, model_logs = [], []  # every run's, oldest first: metrics added later merge
+    timings = journal_timings(journal, args)
+    (args.out / "timings.json").write_text(json.dumps(timings, indent=2) + "\n")
+    universal_logs, model_logs = [], []  # one finished log per row (resumable_eval)
     strategy_logs = []
-    for path in sorted(logs.glob("*.eval")):
-        header = read_eval_log(str(path), header_only=True)
+    for info in sorted(list_eval_logs(str(logs)), key=lambda info: info.mtime or 0):
+        path = info.name
+        header = read_eval_log(path, header_only=True)
         if header.status != "success":
             continue
         perturbation = (header.eval.metadata or {}).get("perturbation")
         if perturbation:
-            strategy_logs.append(read_eval_log(str(path)))  # read once, used twice
+            strategy_logs.append(read_eval_log(path))  # read once, used twice
             if perturbation == "universal_review":
                 universal_logs.append(strategy_logs[-1])
         elif header.eval.task.split("/")[-1] == "iclr":
-            model_logs.append(read_eval_log(str(path)))
+            model_logs.append(read_eval_log(path))
     if universal_logs:
         found = paired_scorers(universal_logs)
         first = list(dict.fromkeys([*SCORERS, *scorers]))
