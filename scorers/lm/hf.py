@@ -437,15 +437,19 @@ class HFEvaluationLM:
         longest: int,
         *,
         packed: bool,
+        flash: bool = False,
     ) -> None:
+        """Count one forward in ``stats``: packed, its matrix products run the real tokens only;
+        with ``flash`` attention too, and no prefix is padded."""
         tokens = sum(len(row) for row in rows)
         padded = len(rows) * max(len(row) for row in rows)
         self.stats["forwards"] += 1
         self.stats["rows"] += len(rows)
         self.stats["tokens"] += tokens
         self.stats["padded_tokens"] += tokens if packed else padded
-        self.stats["attention_tokens"] += padded
-        self.stats["padded_prefix_tokens"] += len(rows) * longest - sum(prefix_lengths)
+        self.stats["attention_tokens"] += tokens if flash else padded
+        if not flash:
+            self.stats["padded_prefix_tokens"] += len(rows) * longest - sum(prefix_lengths)
 
     def _packed_input(
         self,
@@ -458,10 +462,9 @@ class HFEvaluationLM:
 
         prefix_lengths = [0 if cache is None else int(cache[0][0].shape[0]) for cache in caches]
         batch = self._packed.batch([len(row) for row in rows], prefix_lengths)
-        self._count_forward(rows, prefix_lengths, max(prefix_lengths), packed=True)
-        if self._packed.flash:  # attention runs on the real tokens only
-            self.stats["attention_tokens"] -= batch.rows * batch.width - sum(batch.lengths)
-            self.stats["padded_prefix_tokens"] -= batch.rows * batch.longest - sum(prefix_lengths)
+        self._count_forward(
+            rows, prefix_lengths, batch.longest, packed=True, flash=self._packed.flash
+        )
         ids = torch.tensor([token for row in rows for token in row], dtype=torch.long)
         return to_device(ids, self._device), batch
 
