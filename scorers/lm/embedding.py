@@ -76,8 +76,11 @@ class SentenceTransformerEmbedder:
         return int(positions) - 2
 
     def tokenize(self, text: str) -> list[int]:
-        """Token ids of ``text`` with the model's tokenizer, without special tokens."""
-        return list(self._model.tokenizer(text, add_special_tokens=False)["input_ids"])
+        """Token ids of ``text`` with the model's tokenizer, without special tokens, however
+        long (counting and cutting a long text is what this is for, so the tokenizer's warning
+        about inputs longer than the model reads is not printed)."""
+        ids = self._model.tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"]
+        return list(ids)
 
     def detokenize(self, ids: list[int]) -> str:
         return str(self._model.tokenizer.decode(ids))

@@ -1,0 +1,25 @@
+"""The sentence-embedding model's own operations (scorers/lm/embedding.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.mark.slow
+def test_tokenizing_a_long_text_prints_no_length_warning(capfd):
+    """Counting the tokens of a text longer than the model reads is what ``tokenize`` is for:
+    the tokenizer's 'longer than the specified maximum' warning would reach every user's run."""
+    from sentence_transformers import SentenceTransformer
+
+    from scorers.lm.embedding import SentenceTransformerEmbedder, _embedded_folder
+
+    # a fresh tokenizer: the warning is printed once per tokenizer
+    embedder = SentenceTransformerEmbedder(
+        SentenceTransformer(str(_embedded_folder()), device="cpu"), identity="test"
+    )
+    capfd.readouterr()
+    text = "The method is evaluated on three benchmarks. " * 100
+    ids = embedder.tokenize(text)
+    assert len(ids) > 512  # longer than the model reads
+    assert embedder.detokenize(ids[:5]) == "the method is evaluated on"
+    assert "longer than the specified maximum" not in capfd.readouterr().err
