@@ -18,6 +18,12 @@ for arg in "$@"; do
 done
 
 if [ "$fast" = "1" ]; then
+  # no install step: the package must already import from this checkout (a full run installs it)
+  root="$PWD"
+  if ! (cd /tmp && python -c "import gem_tasks, pathlib, sys; sys.exit(pathlib.Path(gem_tasks.__file__).resolve().parents[1] != pathlib.Path(sys.argv[1]).resolve())" "$root") 2>/dev/null; then
+    echo "--fast: gem_tasks is not installed from $root; run 'bash scripts/test.sh' once (it installs the package), then --fast" >&2
+    exit 1
+  fi
   args=(-m "not slow" ${args[@]+"${args[@]}"})
 else
   pip_install "torch==2.13.0" -e ".[test]"

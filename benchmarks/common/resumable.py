@@ -163,6 +163,25 @@ def resumable_eval(task: Task, log_dir: Path, **options: Any) -> EvalLog:
     return read_eval_log(done)
 
 
+def finished_log(log_dir: Path) -> str | None:
+    """The finished (``success``) log in ``log_dir``, a folder :func:`resumable_eval` ran one task
+    in; None when there is none yet (no folder, or only stopped logs).
+
+    Raises:
+        SystemExit: the folder holds more than one finished log (not one task's folder).
+    """
+    if not Path(log_dir).is_dir():
+        return None
+    done = [
+        info.name.removeprefix("file://")
+        for info in list_eval_logs(str(log_dir), recursive=False)
+        if read_eval_log(info, header_only=True).status == "success"
+    ]
+    if len(done) > 1:
+        raise SystemExit(f"{log_dir}: {len(done)} finished logs, expected one task's log")
+    return done[0] if done else None
+
+
 def remove_stopped_logs(log_dir: Path, *, keep: Sequence[str]) -> list[str]:
     """Remove the logs in ``log_dir`` that did not finish (``started``, ``error``,
     ``cancelled``), except ``keep``; returns what was removed."""

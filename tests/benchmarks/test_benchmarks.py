@@ -457,13 +457,16 @@ def test_gaming_benchmark_counts_the_oracles_yes_answers_by_side():
     assert gaming.oracle_answers([log("shotgun", [{"gem_paired": paired([], [])}])]) == ""
 
 
-def test_beyond_rating_benchmark_reruns_one_row_and_reads_the_others_from_their_logs(
+def test_beyond_rating_benchmark_runs_rows_over_invocations_and_reads_finished_ones(
     tmp_path: Path,
 ):
     """The three rows (human, the model's own review, random replacement) on two papers with
-    the one metric that needs no model; ``--runs human`` redoes only the human row and reads
-    the other two from their logs, times included."""
+    the one metric that needs no model: ``--runs human`` does only that row (the summary then
+    refuses to be written without the other two); a later invocation does the other two and
+    reads the finished human row from its log without redoing it; times are the journal's, a
+    resume with other settings is refused, ``--fresh`` starts over."""
     bench = load_benchmark("experiments.beyond_rating_iclr2020.run")
+    from inspect_ai.log import read_eval_log
     from inspect_ai.model import ModelAPI, ModelOutput, ModelUsage, modelapi
 
     from conftest import rated_free_text_papers, write_jsonl
@@ -478,24 +481,28 @@ def test_beyond_rating_benchmark_reruns_one_row_and_reads_the_others_from_their_
 
         return Fixed
 
+    out = tmp_path / "out"
     data = write_jsonl(tmp_path / "papers.jsonl", rated_free_text_papers(2))
-    argv = ["--data", str(data), "--papers", "2", "--out", str(tmp_path / "out")]
+    argv = ["--data", str(data), "--papers", "2", "--out", str(out)]
     argv += ["--scorers", "br_rating_mae", "--model", "bench_fixed/model"]
-    with pytest.raises(SystemExit, match="no complete log of run"):
+    with pytest.raises(SystemExit, match=r"no complete log of run\(s\) \['model', 'replacement'\]"):
         bench.main([*argv, "--runs", "human"])
+    human_log = bench.finished_log(out / "logs" / "human")
+    assert human_log is not None and bench.finished_log(out / "logs" / "model") is None
     summary = bench.main(argv)
+    assert bench.finished_log(out / "logs" / "human") == human_log  # read, not redone
+    journal = json.loads((out / "invocations.json").read_text())
+    assert [sorted(i["rows"]) for i in journal["invocations"]] == [
+        ["human"],
+        ["model", "replacement"],
+    ]
     cells = summary["br_rating_mae"]
     assert set(cells) == {"human", "SmolLM2-135M", "random replacement"}
     # the held-out reviewer's stored rating against the mean of the other two
     human = cells["human"]
     assert human["scored"] == human["n"] == 2 and human["calls_per_review"] == 0
-    from inspect_ai.log import read_eval_log
-
-    found = bench.newest_logs(
-        tmp_path / "out" / "logs", str(tmp_path / "out" / "records_2.jsonl"), "br_rating_mae"
-    )
     errors = []
-    for sample in read_eval_log(found["human"]).samples:
+    for sample in read_eval_log(human_log).samples:
         others = [r["rating"] for r in sample.metadata["references"]]
         errors.append(abs(sample.metadata["held_out"]["rating"] - sum(others) / len(others)))
     assert human["mean"] == pytest.approx(sum(errors) / 2) and len(others) == 2
@@ -503,16 +510,24 @@ def test_beyond_rating_benchmark_reruns_one_row_and_reads_the_others_from_their_
     for name in ("SmolLM2-135M", "random replacement"):
         assert cells[name]["scored"] == 0 and cells[name]["n"] == 2
         assert any("rating cannot be read" in r for r in cells[name]["unscored_reasons"])
-    timings = json.loads((tmp_path / "out" / "timings.json").read_text())
-    logs = sorted((tmp_path / "out" / "logs").glob("*.eval"))
-    assert len(logs) == 4 and all(v >= 0 for v in timings.values())
-    again = bench.main([*argv, "--runs", "human"])
+    timings = json.loads((out / "timings.json").read_text())
+    assert sorted(timings) == sorted(bench.TIMING_NAMES.values())
+    assert all(v >= 0 for v in timings.values())
+    assert sorted(p.parent.name for p in (out / "logs").glob("*/*.eval")) == [
+        "human",
+        "model",
+        "replacement",
+    ]
+    again = bench.main(argv)  # every row finished: all read from their logs
     assert again == summary
-    assert len(list((tmp_path / "out" / "logs").glob("*.eval"))) == 5
-    new_timings = json.loads((tmp_path / "out" / "timings.json").read_text())
-    key = "SmolLM2-135M's own review (incl. writing it)"
-    assert new_timings[key] == timings[key]  # read from its log, not rerun
-    assert "| br_rating_mae | human | 2 / 2 |" in (tmp_path / "out" / "summary.md").read_text()
+    assert json.loads((out / "timings.json").read_text()) == timings
+    assert "| br_rating_mae | human | 2 / 2 |" in (out / "summary.md").read_text()
+    with pytest.raises(SystemExit, match="settings"):
+        bench.main([*argv[:3], "1", *argv[4:]])  # one paper now: not the stopped run's
+    fresh = bench.main([*argv, "--fresh", "--runs", "human,model,replacement"])
+    assert fresh["br_rating_mae"]["human"]["mean"] == human["mean"]
+    assert bench.finished_log(out / "logs" / "human") != human_log
+    assert len(json.loads((out / "invocations.json").read_text())["invocations"]) == 1
     with pytest.raises(SystemExit, match="unknown run"):
         bench.main([*argv, "--runs", "humans"])
 
@@ -927,7 +942,9 @@ def test_gaming_experiment_splits_and_resumes_over_invocations(tmp_path):
     argv += ["--out", str(out)]
     run.main([*argv, "--only", "shotgun"])
     run.main([*argv, "--only", "self_reference"])
-    run.main([*argv, "--only", "shotgun"])  # finished: its log is reused
+    finished = list((out / "logs" / "shotgun").glob("*.eval"))
+    run.main([*argv, "--only", "shotgun"])  # finished: read from its log, not rerun or timed
+    assert list((out / "logs" / "shotgun").glob("*.eval")) == finished
     assert [
         len(list((out / "logs" / s).glob("*.eval"))) for s in ("shotgun", "self_reference")
     ] == [1, 1]
@@ -935,7 +952,7 @@ def test_gaming_experiment_splits_and_resumes_over_invocations(tmp_path):
     assert [sorted(i["rows"]) for i in journal["invocations"]] == [
         ["shotgun"],
         ["self_reference"],
-        ["shotgun"],
+        [],
     ]
     timings = _json.loads((out / "timings.json").read_text())
     assert set(timings) == {"shotgun (3 papers)", "self_reference (3 papers)"}

@@ -130,3 +130,5 @@ def test_a_stopped_eval_resumes_with_its_finished_samples_and_leaves_one_log(tmp
     # what the stopped log held is reused; only the failed sample and the rest are run again
     assert sorted(CALLS) == sorted({f"s{i}" for i in range(6)} - kept)
     assert [p.name for p in logs.glob("*.eval")] == [Path(log.location).name]
+    assert resumable.finished_log(logs) == log.location
+    assert resumable.finished_log(tmp_path / "never_run") is None

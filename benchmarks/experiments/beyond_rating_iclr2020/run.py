@@ -16,12 +16,15 @@ review is held out (seed 0) and every other review is an expert. Three runs:
 
 Writes ``benchmarks/experiments/beyond_rating_iclr2020/results/``: ``summary.md`` (per metric:
 n scored / unscored, mean and 90% CI of each row, generation calls per review, the commonest
-unscored reasons), ``summary.json`` and ``timings.json``; the logs go to ``<out>/logs``. The cache
-(``$GEM_TASKS_CACHE_DIR``) makes reruns cheap: the experts are structured and decomposed once.
-``--runs human`` reruns only the rows named and reads the others from their newest complete log
-in ``<out>/logs`` (a run's time is always its log's, from start to completion: a row whose
-generations were cached by an earlier run is cheaper than a cold one, and says so only through
-its calls, which count cache hits too).
+unscored reasons), ``summary.json``, ``timings.json`` and ``invocations.json``; each row's log goes
+to ``<out>/logs/<row>/``. A row takes most of an hour on 2 cores: a stopped run resumes with the
+same command (each row keeps its finished samples, :mod:`benchmarks.common.resumable`), a row
+already finished is read from its log, not redone, and ``--runs human`` does only the rows named
+now (the summary needs all three). A row's time is the journal's sum over the invocations that
+worked on it; a resume at another commit or with other settings is refused (``--fresh`` starts
+over). The cache (``$GEM_TASKS_CACHE_DIR``) makes reruns cheap: the experts are structured and
+decomposed once, so a row run after another on the same papers is cheaper than a cold one, and
+says so only through its calls, which count cache hits too.
 """
 
 from __future__ import annotations
@@ -29,16 +32,17 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import shutil
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from inspect_ai import eval as inspect_eval
 
 from benchmarks.common.manifest import Run
 from benchmarks.common.paths import SHARED_DATA
 from benchmarks.common.records import write_records
+from benchmarks.common.resumable import Journal, finished_log, resumable_eval
 from gem_tasks.tasks.review_quality import review_quality
 from gem_tasks.tasks.review_quality.review_quality import ALL_EXPERTS, DEFAULT_SCORERS
 from gem_tasks.tasks.robustness import robustness
@@ -115,40 +119,6 @@ TIMING_NAMES = {
 SIDES = {"human": None, "model": None, "replacement": "after"}
 
 
-def run_of(log) -> str | None:
-    """Which of the three runs a log is (None: none of them)."""
-    args = log.eval.task_args or {}
-    if log.eval.task.endswith("review_quality"):
-        return "human" if args.get("candidate") == "human" else "model"
-    if log.eval.task.endswith("robustness") and args.get("perturbation") == "random_replacement":
-        return "replacement"
-    return None
-
-
-def newest_logs(log_dir: Path, records: str, scorers: str) -> dict[str, Any]:
-    """The newest complete log of each run in ``log_dir`` made on ``records`` with ``scorers``."""
-    from inspect_ai.log import list_eval_logs, read_eval_log
-
-    found: dict[str, Any] = {}
-    for info in list_eval_logs(str(log_dir)):  # newest first
-        header = read_eval_log(info, header_only=True)
-        run = run_of(header)
-        if run is None or run in found or header.status != "success":
-            continue
-        task_args = header.eval.task_args or {}
-        if task_args.get("dataset") != records or task_args.get("scorers") != scorers:
-            continue
-        found[run] = info
-    return found
-
-
-def log_seconds(log) -> float:
-    from datetime import datetime
-
-    started = datetime.fromisoformat(log.stats.started_at)
-    return (datetime.fromisoformat(log.stats.completed_at) - started).total_seconds()
-
-
 def summarise(rows_by_candidate: dict[str, dict[str, list[dict[str, Any]]]]) -> dict[str, Any]:
     metrics = sorted({m for rows in rows_by_candidate.values() for m in rows})
     return {
@@ -176,7 +146,7 @@ def markdown(summary: dict[str, Any], timings: dict[str, float], papers: int) ->
                 f"| {metric} | {candidate} | {cell['scored']} / {cell['n']} | {shown} | "
                 f"{cell['calls_per_review']:.1f} | {reasons or '-'} |"
             )
-    lines += ["", "Wall-clock seconds per run (2-core CPU, each from its log):", ""]
+    lines += ["", "Wall-clock seconds per run (2-core CPU, summed over its invocations):", ""]
     lines += [f"- {k}: {v:.0f} s ({v / papers:.1f} s per review)" for k, v in timings.items()]
     lines += [
         "",
@@ -198,8 +168,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument(
         "--runs",
         default=",".join(RUNS),
-        help="the runs to do now (comma-separated, of human, model, replacement); the others "
-        "are read from their newest complete log in <out>/logs",
+        help="the rows to run or resume now (comma-separated, of human, model, replacement); "
+        "a finished row is read from its log in <out>/logs/<row>/",
+    )
+    parser.add_argument(
+        "--fresh", action="store_true", help="forget a stopped run's logs and journal, start over"
     )
     args = parser.parse_args(argv)
     runs = [r.strip() for r in args.runs.split(",") if r.strip()]
@@ -208,25 +181,32 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if not args.data.exists():
         raise SystemExit(f"{args.data}: not found (the shared review data is not in this checkout)")
     provenance = Run(args.out, data=[args.data], settings=vars(args))
+    settings = {  # what decides the numbers: a resume with others is refused
+        "data": str(args.data),
+        "papers": args.papers,
+        "scorers": args.scorers,
+        "max_samples": args.max_samples,
+        "model": args.model,
+    }
+    journal = Journal(provenance, settings=settings, fresh=args.fresh)
     logs = args.out / "logs"
+    if args.fresh:
+        shutil.rmtree(logs, ignore_errors=True)
     records = str(write_records(args.data, args.out, args.papers, release=False))
     options = BINOCULARS if "br_binoculars" in args.scorers else None
-    common = {"log_dir": str(logs), "display": "plain", "max_samples": args.max_samples}
+    common = {"display": "plain", "max_samples": args.max_samples}
     tasks = {
-        "human": lambda: inspect_eval(
+        "human": lambda: (
             review_quality(
                 dataset=records, candidate="human", scorers=args.scorers, scorer_options=options
             ),
-            model="none",
-            **common,
+            {"model": "none"},
         ),
-        "model": lambda: inspect_eval(
+        "model": lambda: (
             review_quality(dataset=records, scorers=args.scorers, scorer_options=options),
-            model=args.model,
-            max_tokens=512,
-            **common,
+            {"model": args.model, "max_tokens": 512},
         ),
-        "replacement": lambda: inspect_eval(
+        "replacement": lambda: (
             robustness(
                 perturbation="random_replacement",
                 dataset=records,
@@ -234,16 +214,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 references=ALL_EXPERTS,
                 scorer_options=options,
             ),
-            model="none",
-            **common,
+            {"model": "none"},
         ),
     }
     for run in runs:
-        [log] = tasks[run]()
-        if log.status != "success":
-            raise SystemExit(f"the {run} run did not complete: {log.error}")
-    found = newest_logs(logs, records, args.scorers)
-    if missing := [run for run in RUNS if run not in found]:
+        if finished_log(logs / run) is not None:
+            print(f"{run}: finished earlier, read from its log", flush=True)
+            continue
+        task, options_of_run = tasks[run]()
+        with journal.row(run):
+            resumable_eval(task, logs / run, **common, **options_of_run)
+        print(f"{run}: {journal.seconds(run):.1f} s", flush=True)
+    found = {run: finished_log(logs / run) for run in RUNS}
+    if missing := [run for run, log in found.items() if log is None]:
         raise SystemExit(f"no complete log of run(s) {missing} in {logs}: run them (--runs)")
 
     from inspect_ai.log import read_eval_log
@@ -251,9 +234,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     timings: dict[str, float] = {}
     rows: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for run in RUNS:
-        log = read_eval_log(found[run])
-        timings[TIMING_NAMES[run]] = log_seconds(log)
-        rows[ROW_NAMES[run]] = _rows(log, SIDES[run])
+        timings[TIMING_NAMES[run]] = round(journal.seconds(run), 1)
+        rows[ROW_NAMES[run]] = _rows(read_eval_log(found[run]), SIDES[run])
 
     summary = summarise(rows)
     (args.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
