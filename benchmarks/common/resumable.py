@@ -21,7 +21,7 @@ from __future__ import annotations
 import datetime
 import json
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -161,6 +161,27 @@ def resumable_eval(task: Task, log_dir: Path, **options: Any) -> EvalLog:
     done = logs[0].location
     remove_stopped_logs(log_dir, keep=[done])
     return read_eval_log(done)
+
+
+def run_row(
+    journal: Journal, name: str, make_task: Callable[[], Task], log_dir: Path, **options: Any
+) -> str:
+    """Row ``name`` of a resumable run, one task in its own ``log_dir``: read from its finished
+    log where an earlier invocation finished it (not redone, not timed again), otherwise run, or
+    resumed with its finished samples, through :func:`resumable_eval` and timed in ``journal``.
+    ``options`` go to Inspect (model, display, limits). Returns the finished log's path.
+
+    Raises:
+        SystemExit: the task did not finish (its log is kept for the next invocation).
+    """
+    done = finished_log(log_dir)
+    if done is not None:
+        print(f"{name}: finished earlier, read from its log", flush=True)
+        return done
+    with journal.row(name):
+        log = resumable_eval(make_task(), log_dir, **options)
+    print(f"{name}: {log.status}, {journal.seconds(name):.1f} s", flush=True)
+    return log.location.removeprefix("file://")
 
 
 def finished_log(log_dir: Path) -> str | None:

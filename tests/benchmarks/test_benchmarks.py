@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import csv
 import json
+import math
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import load_benchmark
+from conftest import REPO, load_benchmark
 
 
 def test_forward_flops_by_hand():
@@ -966,3 +968,141 @@ def test_gaming_experiment_splits_and_resumes_over_invocations(tmp_path):
     run.main([*argv[:3], "2", *argv[4:], "--only", "shotgun", "--fresh"])
     journal = _json.loads((out / "invocations.json").read_text())
     assert len(journal["invocations"]) == 1 and journal["settings"]["papers"] == 2
+
+
+def test_validation_iclr2020_runs_strategies_over_invocations_and_reports_each_once(tmp_path):
+    """Strategies split over two invocations share one journal (one log folder each, timings
+    from the journal); a rerun reads every finished strategy from its log; the report holds
+    each strategy once with the same "before" side (the same held-out reviews); other settings
+    are refused, an unknown metric is named before anything runs."""
+    from inspect_ai.log import read_eval_log
+
+    from conftest import write_jsonl
+
+    run = load_benchmark("experiments.validation_iclr2020.run")
+    words = ["method", "baseline", "ablation", "proof", "dataset", "figure"]
+    papers = [
+        {
+            "id": f"p{i}",
+            "title": f"Paper {i}",
+            "abstract": "An abstract.",
+            "reviews": [
+                {
+                    "id": f"p{i}r{j}",
+                    "text": f"The {words[(i + j) % 6]} is clear. The {words[(i + 2 * j) % 6]} is "
+                    f"weak. The {words[(i + j + 3) % 6]} needs work in paper {i}.",
+                    "rating": 3 + j,
+                }
+                for j in range(3)
+            ],
+        }
+        for i in range(4)
+    ]
+    data = write_jsonl(tmp_path / "papers.jsonl", papers)
+    out = tmp_path / "out"
+    argv = ["--data", str(data), "--papers", "4", "--scorers", "bleu", "--out", str(out)]
+    run.main([*argv, "--perturbations", "sentence_deletion"])
+    run.main(argv)  # the other two; sentence_deletion read from its log
+    journal = json.loads((out / "invocations.json").read_text())
+    assert [sorted(i["rows"]) for i in journal["invocations"]] == [
+        ["sentence_deletion"],
+        ["elongation_fixed", "random_replacement"],
+    ]
+    strategies = ("sentence_deletion", "random_replacement", "elongation_fixed")
+    logs = [list((out / "logs" / s).glob("*.eval")) for s in strategies]
+    assert [len(found) for found in logs] == [1, 1, 1]
+    timings = json.loads((out / "timings.json").read_text())
+    assert sorted(timings) == sorted(f"{s} (4 papers)" for s in strategies)
+    rows = list(csv.DictReader((out / "robustness.csv").open()))
+    assert sorted(r["perturbation"] for r in rows) == sorted(strategies)
+    assert all(r["n"] == "4" and r["excluded"] == "0" for r in rows)
+    befores = []
+    for [log] in logs:  # the same held-out reviews before every strategy
+        samples = read_eval_log(str(log)).samples
+        befores.append({s.id: s.scores["bleu_paired"].value["before"] for s in samples})
+    assert befores[0] == befores[1] == befores[2] and len(befores[0]) == 4
+    assert all(math.isfinite(v) for v in befores[0].values())
+    run.main(argv)  # everything finished: read, nothing run or timed
+    assert len(json.loads((out / "invocations.json").read_text())["invocations"]) == 3
+    assert json.loads((out / "timings.json").read_text()) == timings
+    with pytest.raises(SystemExit, match="--fresh"):
+        run.main([*argv[:3], "2", *argv[4:]])
+    with pytest.raises(SystemExit):
+        run.main([*argv[:5], "bleu,no_such_metric", *argv[6:]])
+
+
+@pytest.mark.slow
+def test_validation_iclr2023_runs_cells_over_invocations_with_the_embedded_lm(tmp_path):
+    """The release's cells on three toy papers with the embedded evaluation LM, split over two
+    invocations (``--only``): each (strategy, level) cell one log folder, timed by the journal,
+    in the report once; GEM's and GEM-raw's "before" sides of random replacement are the same
+    held-out reviews' scores as judgment deletion's (summaries) and finite."""
+    from inspect_ai.log import read_eval_log
+
+    run = load_benchmark("experiments.validation_iclr2023.run")
+    words = "method results baseline ablation dataset".split()
+    papers = [
+        {
+            "paper_id": f"paper{i}",
+            "reviews": [
+                {
+                    "review": f"Review {k} of paper {i}. The {words[(i + k) % 5]} is unclear. "
+                    f"The {words[(i + k + 2) % 5]} is strong.",
+                    "review_summary": f"The reviewer finds the {words[(i + k) % 5]} of paper "
+                    f"{i} unclear.\n\nThe reviewer appreciates the {words[(i + k + 2) % 5]}.",
+                }
+                for k in range(3)
+            ],
+        }
+        for i in range(3)
+    ]
+    data = tmp_path / "release.jsonl"
+    data.write_text("".join(json.dumps(p) + "\n" for p in papers))
+    out = tmp_path / "out"
+    argv = ["--data", str(data), "--papers", "3", "--raw-papers", "3", "--out", str(out)]
+    run.main([*argv, "--only", "judgment_deletion"])
+    run.main([*argv, "--only", "random_replacement", "judgment_deletion"])
+    journal = json.loads((out / "invocations.json").read_text())
+    assert [sorted(i["rows"]) for i in journal["invocations"]] == [
+        ["judgments_judgment_deletion"],
+        ["judgments_random_replacement", "review_random_replacement"],
+    ]
+    timings = json.loads((out / "timings.json").read_text())
+    assert sorted(timings) == [
+        "judgment_deletion/judgments/gem (3 papers)",
+        "random_replacement/judgments/gem (3 papers)",
+        "random_replacement/review/gem_raw (3 papers)",
+    ]
+    rows = list(csv.DictReader((out / "robustness.csv").open()))
+    assert sorted((r["perturbation"], r["scorer"]) for r in rows) == [
+        ("judgment_deletion", "gem"),
+        ("random_replacement", "gem"),
+        ("random_replacement", "gem_raw"),
+    ]
+
+    def before(folder: str, scorer: str) -> dict:
+        [log] = (out / "logs" / folder).glob("*.eval")
+        samples = read_eval_log(str(log)).samples
+        return {s.id: s.scores[f"{scorer}_paired"].value["before"] for s in samples}
+
+    summaries = before("judgments_judgment_deletion", "gem")
+    assert summaries == before("judgments_random_replacement", "gem") and len(summaries) == 3
+    raw = before("review_random_replacement", "gem_raw")
+    assert all(math.isfinite(v) for v in [*summaries.values(), *raw.values()])
+    with pytest.raises(SystemExit):
+        run.main([*argv, "--only", "no_such_strategy"])
+
+
+BENCHMARK_MODULES = sorted(
+    ".".join(path.relative_to(REPO / "benchmarks").with_suffix("").parts)
+    for path in (REPO / "benchmarks").rglob("*.py")
+    if path.name != "__init__.py"
+)
+
+
+@pytest.mark.parametrize("name", BENCHMARK_MODULES)
+def test_every_benchmark_module_imports_as_python_m_runs_it(name):
+    """Every script and helper under ``benchmarks/`` imports from the repository root (no bare
+    names through ``sys.path``, no module that was moved or renamed): a script nobody runs in
+    the suite still cannot rot silently."""
+    assert load_benchmark(name).__name__ == f"benchmarks.{name}"

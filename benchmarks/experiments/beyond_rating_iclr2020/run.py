@@ -42,7 +42,7 @@ import numpy as np
 from benchmarks.common.manifest import Run
 from benchmarks.common.paths import SHARED_DATA
 from benchmarks.common.records import write_records
-from benchmarks.common.resumable import Journal, finished_log, resumable_eval
+from benchmarks.common.resumable import Journal, finished_log, run_row
 from gem_tasks.tasks.review_quality import review_quality
 from gem_tasks.tasks.review_quality.review_quality import ALL_EXPERTS, DEFAULT_SCORERS
 from gem_tasks.tasks.robustness import robustness
@@ -195,19 +195,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     records = str(write_records(args.data, args.out, args.papers, release=False))
     options = BINOCULARS if "br_binoculars" in args.scorers else None
     common = {"display": "plain", "max_samples": args.max_samples}
-    tasks = {
-        "human": lambda: (
-            review_quality(
+    tasks = {  # run -> (the task, made only when the row runs; Inspect options)
+        "human": (
+            lambda: review_quality(
                 dataset=records, candidate="human", scorers=args.scorers, scorer_options=options
             ),
             {"model": "none"},
         ),
-        "model": lambda: (
-            review_quality(dataset=records, scorers=args.scorers, scorer_options=options),
+        "model": (
+            lambda: review_quality(dataset=records, scorers=args.scorers, scorer_options=options),
             {"model": args.model, "max_tokens": 512},
         ),
-        "replacement": lambda: (
-            robustness(
+        "replacement": (
+            lambda: robustness(
                 perturbation="random_replacement",
                 dataset=records,
                 scorers=args.scorers,
@@ -218,13 +218,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         ),
     }
     for run in runs:
-        if finished_log(logs / run) is not None:
-            print(f"{run}: finished earlier, read from its log", flush=True)
-            continue
-        task, options_of_run = tasks[run]()
-        with journal.row(run):
-            resumable_eval(task, logs / run, **common, **options_of_run)
-        print(f"{run}: {journal.seconds(run):.1f} s", flush=True)
+        task, options_of_run = tasks[run]
+        run_row(journal, run, task, logs / run, **common, **options_of_run)
     found = {run: finished_log(logs / run) for run in RUNS}
     if missing := [run for run, log in found.items() if log is None]:
         raise SystemExit(f"no complete log of run(s) {missing} in {logs}: run them (--runs)")

@@ -41,7 +41,7 @@ from inspect_ai.log import list_eval_logs, read_eval_log
 from benchmarks.common.manifest import Run
 from benchmarks.common.paths import SHARED_DATA
 from benchmarks.common.records import write_records
-from benchmarks.common.resumable import Journal, finished_log, resumable_eval
+from benchmarks.common.resumable import Journal, run_row
 from gem_tasks.analysis.report import write_report
 from gem_tasks.tasks.iclr import iclr
 from gem_tasks.tasks.robustness import robustness
@@ -315,47 +315,42 @@ def main(argv: list[str] | None = None) -> None:
             parser.error(f"--only: unknown or unavailable strategies {unknown}; from {strategies}")
         strategies = list(dict.fromkeys(args.only))
     for strategy in [] if args.model_only else strategies:
-        if finished_log(logs / strategy) is not None:
-            print(f"{strategy}: finished earlier, read from its log", flush=True)
-            continue
-        with journal.row(strategy):
-            log = resumable_eval(
-                robustness(
-                    perturbation=strategy,
-                    dataset=str(records),
-                    scorers=",".join(scorers),
-                    scorer_lm=args.scorer_lm,
-                    scorer_lm_args=lm_args,
-                    scorer_options=args.scorer_options,
-                    level=args.level,
-                    dataset_summaries=judgments,
-                ),
-                logs / strategy,
-                model="none",
-                display="plain",
-                max_samples=args.max_samples,
-            )
-        print(f"{strategy}: {log.status}, {journal.seconds(strategy):.1f} s", flush=True)
-    if not args.skip_model and finished_log(logs / MODEL_ROW) is not None:
-        print("embedded model's reviews: finished earlier, read from their log", flush=True)
-    elif not args.skip_model:
-        with journal.row(MODEL_ROW):
-            model_log = resumable_eval(
-                iclr(
-                    dataset=str(records),
-                    scorers=",".join(scorers),
-                    scorer_lm=args.scorer_lm,
-                    scorer_lm_args=lm_args,
-                    scorer_options=args.scorer_options,
-                ),
-                logs / MODEL_ROW,
-                model="smollm2/embedded",
-                display="plain",
-                max_tokens=256,
-                max_samples=args.max_samples,
-                limit=args.model_papers,
-            )
-        print(f"embedded model's reviews: {model_log.status}", flush=True)
+        run_row(
+            journal,
+            strategy,
+            lambda strategy=strategy: robustness(
+                perturbation=strategy,
+                dataset=str(records),
+                scorers=",".join(scorers),
+                scorer_lm=args.scorer_lm,
+                scorer_lm_args=lm_args,
+                scorer_options=args.scorer_options,
+                level=args.level,
+                dataset_summaries=judgments,
+            ),
+            logs / strategy,
+            model="none",
+            display="plain",
+            max_samples=args.max_samples,
+        )
+    if not args.skip_model:
+        run_row(
+            journal,
+            MODEL_ROW,
+            lambda: iclr(
+                dataset=str(records),
+                scorers=",".join(scorers),
+                scorer_lm=args.scorer_lm,
+                scorer_lm_args=lm_args,
+                scorer_options=args.scorer_options,
+            ),
+            logs / MODEL_ROW,
+            model="smollm2/embedded",
+            display="plain",
+            max_tokens=256,
+            max_samples=args.max_samples,
+            limit=args.model_papers,
+        )
     paths = write_report([logs], args.out, progress=False)
     timings = journal_timings(journal, args)
     (args.out / "timings.json").write_text(json.dumps(timings, indent=2) + "\n")

@@ -20,39 +20,48 @@ paired 95% intervals.
     python -m benchmarks.experiments.validation_iclr2020.run --papers 100 --out \
         benchmarks/results/scoring_rules_iclr2020 --scorers gem,gem_s,fmi_tv_fvar_statement,...
 
-Writes ``<out>/`` (records, logs, report.md, CSVs, timings.json).
+Writes ``<out>/`` (records, report.md, CSVs, timings.json, invocations.json; each strategy's log
+in ``<out>/logs/<strategy>/``). A run takes hours: a stopped one resumes with the same command
+(each strategy keeps its finished samples, :mod:`benchmarks.common.resumable`; a finished one is
+read from its log), ``--perturbations`` splits it over invocations, and a strategy's time is the
+journal's sum over them. A resume at another commit or with other settings is refused
+(``--fresh`` starts over).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import time
+import shutil
 from pathlib import Path
 
-from gaming_iclr2020 import DEFAULT_DATA
-from inspect_ai import eval as inspect_eval
-
 from benchmarks.common.manifest import Run
+from benchmarks.common.paths import SHARED_DATA
 from benchmarks.common.records import write_records
+from benchmarks.common.resumable import Journal, run_row
 from gem_tasks.analysis.report import write_report
 from gem_tasks.tasks.robustness import robustness
 from scorers.registry import resolve_metric_names
 from scorers.validation.perturbations import PERTURBATIONS
 
 HERE = Path(__file__).resolve().parent
+DEFAULT_DATA = SHARED_DATA / "iclr2020_gppm" / "iclr2020_papers.jsonl"
 SCORERS = "gem,gem_s,gem_raw,bleu,rouge_l,bertscore,bartscore_f1,lm_examiner"
 """GEM, GEM-S, GEM-raw and every baseline of the GEM paper (§5.1)."""
 STRATEGIES = ("sentence_deletion", "random_replacement", "elongation_fixed")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--papers", type=int, default=100)
     parser.add_argument("--scorers", default=SCORERS, help=f"default: {SCORERS}")
     parser.add_argument(
-        "--perturbations", nargs="+", default=list(STRATEGIES), choices=sorted(PERTURBATIONS)
+        "--perturbations",
+        nargs="+",
+        default=list(STRATEGIES),
+        choices=sorted(PERTURBATIONS),
+        help="the strategies to run or resume now (a finished one is read from its log)",
     )
     parser.add_argument("--scorer-lm", default="embedded")
     parser.add_argument("--dtype", default="float32", help="evaluation-LM precision")
@@ -64,36 +73,52 @@ def main() -> None:
     )
     parser.add_argument("--max-samples", type=int, default=32, help="samples scored at once")
     parser.add_argument("--out", type=Path, default=HERE / "results")
-    args = parser.parse_args()
-    resolve_metric_names(args.scorers)  # an unknown name fails before anything runs
+    parser.add_argument(
+        "--fresh", action="store_true", help="forget a stopped run's logs and journal, start over"
+    )
+    args = parser.parse_args(argv)
+    try:
+        scorers = resolve_metric_names(args.scorers)  # an unknown name fails before anything runs
+    except ValueError as exc:
+        parser.error(str(exc))
     if not args.data.exists():
         raise SystemExit(f"{args.data}: not found (the shared review data is not in this checkout)")
     provenance = Run(args.out, data=[args.data], settings=vars(args))
+    settings = {  # what decides the numbers: a resume with others is refused
+        "data": str(args.data),
+        "papers": args.papers,
+        "scorers": list(scorers),
+        "scorer_lm": args.scorer_lm,
+        "dtype": args.dtype,
+        "scorer_options": args.scorer_options,
+        "max_samples": args.max_samples,
+    }
+    journal = Journal(provenance, settings=settings, fresh=args.fresh)
     logs = args.out / "logs"
-    timings_file = args.out / "timings.json"
-    timings = json.loads(timings_file.read_text()) if timings_file.exists() else {}
+    if args.fresh:
+        shutil.rmtree(logs, ignore_errors=True)
     records = write_records(args.data, args.out, args.papers, release=False)
-    for perturbation in args.perturbations:
-        started = time.perf_counter()
-        [log] = inspect_eval(
-            robustness(
+    for perturbation in dict.fromkeys(args.perturbations):
+        run_row(
+            journal,
+            perturbation,
+            lambda perturbation=perturbation: robustness(
                 perturbation=perturbation,
                 dataset=str(records),
-                scorers=args.scorers,
+                scorers=",".join(scorers),
                 scorer_lm=args.scorer_lm,
                 scorer_lm_args={"dtype": args.dtype},
                 scorer_options=args.scorer_options,
                 level="review",
             ),
+            logs / perturbation,
             model="none",
-            log_dir=str(logs),
             display="plain",
             max_samples=args.max_samples,
         )
-        seconds = round(time.perf_counter() - started, 1)
-        timings[f"{perturbation} ({args.papers} papers)"] = seconds
-        timings_file.write_text(json.dumps(timings, indent=2) + "\n")
-        print(f"{perturbation}: {log.status}, {seconds} s", flush=True)
+    rows = dict.fromkeys(row for i in journal.data["invocations"] for row in i["rows"])
+    timings = {f"{row} ({args.papers} papers)": round(journal.seconds(row), 1) for row in rows}
+    (args.out / "timings.json").write_text(json.dumps(timings, indent=2) + "\n")
     paths = write_report([logs], args.out, progress=False)
     print(paths["markdown"].read_text())
     provenance.finish()

@@ -12,27 +12,27 @@ SmolLM2 generations on a CPU) and SmolLM2's rewrites are poor; it is left out he
 
 Runs the ``gem_tasks/robustness`` task once per (strategy, level), then ``gem-tasks report``:
 
-    python -m benchmarks.experiments.validation_iclr2023.run --dtype bfloat16
+    python -m benchmarks.experiments.validation_iclr2023.run
 
-The committed results came from ``--papers 150 --raw-papers 20`` (all five runs) and then
-``--raw-papers 150 --only sentence_deletion meaningless_elongation`` with the score cache in
-``$GEM_TASKS_CACHE_DIR`` kept between them; the report keeps the newest log of each cell.
-
-Writes ``benchmarks/experiments/validation_iclr2023/results/`` (records, logs, report.md, CSVs).
+Writes ``benchmarks/experiments/validation_iclr2023/results/`` (records, report.md, CSVs,
+timings.json, invocations.json; each cell's log in ``logs/<level>_<strategy>/``). A run takes
+hours: a stopped one resumes with the same command (each cell keeps its finished samples,
+:mod:`benchmarks.common.resumable`; a finished cell is read from its log), ``--only`` splits it
+over invocations, and a cell's time is the journal's sum over them. A resume at another commit
+or with other settings is refused (``--fresh`` starts over).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import time
+import shutil
 from pathlib import Path
-
-from inspect_ai import eval as inspect_eval
 
 from benchmarks.common.manifest import Run
 from benchmarks.common.paths import SHARED_DATA
 from benchmarks.common.records import write_records
+from benchmarks.common.resumable import Journal, run_row
 from gem_tasks.analysis.report import write_report
 from gem_tasks.tasks.robustness import robustness
 
@@ -49,7 +49,7 @@ RUNS = [
 ]
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--papers", type=int, default=150, help="papers for GEM (summaries)")
@@ -61,24 +61,44 @@ def main() -> None:
         help="evaluation-LM precision; bfloat16 is faster only on CPUs with AMX",
     )
     parser.add_argument("--out", type=Path, default=HERE / "results")
-    parser.add_argument("--only", nargs="*", help="strategies to run (default: all)")
-    args = parser.parse_args()
+    strategies = sorted({strategy for strategy, *_ in RUNS})
+    parser.add_argument(
+        "--only",
+        nargs="*",
+        choices=strategies,
+        help="strategies to run or resume now (default: all; a finished cell is read from its log)",
+    )
+    parser.add_argument(
+        "--fresh", action="store_true", help="forget a stopped run's logs and journal, start over"
+    )
+    args = parser.parse_args(argv)
     if not args.data.exists():
         raise SystemExit(f"{args.data}: not found (the shared review data is not in this checkout)")
     provenance = Run(args.out, data=[args.data], settings=vars(args))
+    settings = {  # what decides the numbers: a resume with others is refused
+        "data": str(args.data),
+        "papers": args.papers,
+        "raw_papers": args.raw_papers,
+        "scorer_lm": args.scorer_lm,
+        "dtype": args.dtype,
+    }
+    journal = Journal(provenance, settings=settings, fresh=args.fresh)
     logs = args.out / "logs"
-    timings_file = args.out / "timings.json"
-    timings = json.loads(timings_file.read_text()) if timings_file.exists() else {}
+    if args.fresh:
+        shutil.rmtree(logs, ignore_errors=True)
+    cells = {}
     for strategy, level, scorer, count in RUNS:
+        papers = getattr(args, count)
+        cells[f"{level}_{strategy}"] = f"{strategy}/{level}/{scorer} ({papers} papers)"
         if args.only and strategy not in args.only:
             continue
-        papers = getattr(args, count)
         records = write_records(args.data, args.out, papers, release=True)
-        started = time.perf_counter()
         # LLM parts of a strategy (elongation's one-line summaries) use the embedded model too
         model = "smollm2/embedded" if strategy == "meaningless_elongation" else "none"
-        [log] = inspect_eval(
-            robustness(
+        run_row(
+            journal,
+            f"{level}_{strategy}",
+            lambda strategy=strategy, level=level, scorer=scorer, records=records: robustness(
                 perturbation=strategy,
                 dataset=str(records),
                 scorers=scorer,
@@ -87,16 +107,15 @@ def main() -> None:
                 scorer_lm_args={"dtype": args.dtype},
                 dataset_summaries=True,
             ),
+            logs / f"{level}_{strategy}",
             model=model,
-            log_dir=str(logs),
             display="plain",
             max_tokens=64,
         )
-        seconds = round(time.perf_counter() - started, 1)
-        timings[f"{strategy}/{level}/{scorer} ({papers} papers)"] = seconds
-        print(f"{strategy} ({level}, {scorer}, {papers} papers): {log.status}, {seconds} s")
+    done = {row for invocation in journal.data["invocations"] for row in invocation["rows"]}
+    timings = {cells[row]: round(journal.seconds(row), 1) for row in cells if row in done}
+    (args.out / "timings.json").write_text(json.dumps(timings, indent=2) + "\n")
     paths = write_report([logs], args.out, progress=False)
-    timings_file.write_text(json.dumps(timings, indent=2) + "\n")
     print(paths["markdown"].read_text())
     provenance.finish()
 
