@@ -1106,3 +1106,65 @@ def test_every_benchmark_module_imports_as_python_m_runs_it(name):
     names through ``sys.path``, no module that was moved or renamed): a script nobody runs in
     the suite still cannot rot silently."""
     assert load_benchmark(name).__name__ == f"benchmarks.{name}"
+
+
+@pytest.mark.slow
+def test_autopre_exam_experiment_runs_modes_over_invocations_and_reports_them(tmp_path):
+    """Three judges that always name the first review, on four toy papers: the generate mode
+    in one invocation, then both modes (generate read from its log); each mode one log folder,
+    its time the journal's, its qualification the log's own; a judge that always names the
+    first-shown review keeps no consistency pair (P_c 0), so the panel is empty."""
+    from inspect_ai.model import ModelAPI, ModelOutput, ModelUsage, modelapi
+
+    from conftest import write_jsonl
+    from gem_tasks.tasks.autopre_exam import qualification_from_log
+
+    @modelapi(name="bench_first")
+    def bench_first():
+        class First(ModelAPI):
+            async def generate(self, input, tools, tool_choice, config):
+                output = ModelOutput.from_content(self.model_name, "one")
+                output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+                return output
+
+        return First
+
+    bench = load_benchmark("experiments.autopre_exam_iclr2020.run")
+    topics = ["graph neural networks", "protein folding", "speech recognition", "robot grasping"]
+    papers = [
+        {
+            "id": f"p{i}",
+            "title": f"Paper {i}",
+            "abstract": f"We study {topic} with a new method and strong experiments.",
+            "reviews": [
+                {"id": f"p{i}r0", "text": f"The {topic} method is studied here. Short."},
+                {"id": f"p{i}r1", "text": f"The {topic} experiments are weak."},
+                {"id": f"p{i}r2", "text": "A long generic review about clarity and novelty."},
+            ],
+        }
+        for i, topic in enumerate(topics)
+    ]
+    data = write_jsonl(tmp_path / "papers.jsonl", papers)
+    out = tmp_path / "out"
+    judges = "bench_first/a,bench_first/b@after,bench_first/c@expert"
+    argv = ["--data", str(data), "--items", "4", "--judges", judges, "--out", str(out)]
+    bench.main([*argv, "--answers", "generate"])
+    bench.main([*argv, "--answers", "generate,forced"])
+    journal = json.loads((out / "invocations.json").read_text())
+    assert [sorted(i["rows"]) for i in journal["invocations"]] == [["generate"], ["forced"]]
+    assert sorted(json.loads((out / "timings.json").read_text())) == ["forced", "generate"]
+    report = (out / "report.md").read_text()
+    assert "SmolLM2" not in report.splitlines()[0]  # not the offline variants
+    command = json.loads((out / "manifest.json").read_text())["command"]
+    assert f"Made by `{command}`" in report
+    for mode in ("forced", "generate"):
+        [log] = (out / "logs" / mode).glob("*.eval")
+        written = json.loads((out / f"qualification_{mode}.json").read_text())
+        assert written == json.loads(json.dumps(qualification_from_log(str(log))))
+        assert written["panel"] == []
+        assert all(j["consistency"]["value"] == 0.0 for j in written["judges"].values())
+        assert mode in report
+    with pytest.raises(SystemExit):
+        bench.main([*argv, "--answers", "sampled"])
+    with pytest.raises(SystemExit, match="--fresh"):
+        bench.main([*argv[:3], "3", *argv[4:], "--answers", "forced"])

@@ -15,25 +15,30 @@ teacher-forced; a documented departure for small models).
 
 Writes ``benchmarks/experiments/autopre_exam_iclr2020/results/``: ``report.md`` (per answer mode:
 per judge P_c, P_p, P_s with the answers used and unparsed, passes, panel and weights, judge calls),
-``qualification_<mode>.json`` (``qualification_from_log``) and ``timings.json``; the logs go to
-``<out>/logs``.
+``qualification_<mode>.json`` (``qualification_from_log``), ``timings.json`` and
+``invocations.json``; each mode's log goes to ``<out>/logs/<mode>/``. A stopped run resumes with
+the same command (each mode keeps its finished samples, :mod:`benchmarks.common.resumable`; a
+finished mode is read from its log), ``--answers`` splits it over invocations, and a mode's time
+is the journal's sum over them; a resume at another commit or with other settings is refused
+(``--fresh`` starts over). ``--judges`` takes real judges in place of the offline variants.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import time
+import shutil
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from inspect_ai import eval as inspect_eval
 from inspect_ai.log import list_eval_logs, read_eval_log
 
 from benchmarks.common.manifest import Run
 from benchmarks.common.paths import SHARED_DATA
+from benchmarks.common.resumable import Journal, run_row
 from gem_tasks.tasks.autopre_exam import autopre_exam, qualification_from_log
+from gem_tasks.tasks.autopre_exam.autopre_exam import DEFAULT_JUDGES
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_DATA = SHARED_DATA / "iclr2020_gppm" / "iclr2020_papers.jsonl"
@@ -137,39 +142,54 @@ def newest_exam_logs(log_dir: Path) -> dict[str, str]:
     return {mode: location for mode, (_, location) in found.items()}
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--items", type=int, default=50)
     parser.add_argument("--answers", default="forced,generate", help="local_answers modes")
+    parser.add_argument("--judges", default=DEFAULT_JUDGES, help=f"default: {DEFAULT_JUDGES}")
     parser.add_argument("--out", type=Path, default=HERE / "results")
     parser.add_argument("--from-logs", type=Path, help="report these logs, run nothing")
-    args = parser.parse_args()
+    parser.add_argument(
+        "--fresh", action="store_true", help="forget a stopped run's logs and journal, start over"
+    )
+    args = parser.parse_args(argv)
+    modes = list(dict.fromkeys(m.strip() for m in args.answers.split(",") if m.strip()))
+    if unknown := sorted(set(modes) - {"forced", "generate"}):
+        parser.error(f"--answers: unknown mode(s) {unknown}; choose from forced, generate")
     provenance = Run(args.out, data=[args.data], settings=vars(args))
-    timings_path = args.out / "timings.json"
-    timings = json.loads(timings_path.read_text()) if timings_path.exists() else {}
+    timings: dict[str, float] = {}
     if args.from_logs is None:
         if not args.data.exists():
             raise SystemExit(f"{args.data}: not found (the shared data is not in this checkout)")
-        for mode in args.answers.split(","):
-            started = time.perf_counter()
-            [log] = inspect_eval(
-                autopre_exam(dataset=str(args.data), items=args.items, local_answers=mode),
+        settings = {"data": str(args.data), "items": args.items, "judges": args.judges}
+        journal = Journal(provenance, settings=settings, fresh=args.fresh)
+        if args.fresh:
+            shutil.rmtree(args.out / "logs", ignore_errors=True)
+        for mode in modes:
+            run_row(
+                journal,
+                mode,
+                lambda mode=mode: autopre_exam(
+                    dataset=str(args.data),
+                    judges=args.judges,
+                    items=args.items,
+                    local_answers=mode,
+                ),
+                args.out / "logs" / mode,
                 model="mockllm/model",
-                log_dir=str(args.out / "logs"),
                 display="plain",
             )
-            if log.status != "success":
-                raise SystemExit(f"the {mode} exam run failed: {log.error}")
-            timings[mode] = time.perf_counter() - started
+        done = {row for invocation in journal.data["invocations"] for row in invocation["rows"]}
+        timings = {mode: round(journal.seconds(mode), 1) for mode in sorted(done)}
     logs = newest_exam_logs(args.from_logs or args.out / "logs")
     sections = [
-        "# Auto-PRE exams, ICLR 2020, SmolLM2-135M under three prompt variants",
+        "# Auto-PRE exams, ICLR 2020"
+        + (", SmolLM2-135M under three prompt variants" if args.judges == DEFAULT_JUDGES else ""),
         "",
-        "Made by `python -m benchmarks.experiments.autopre_exam_iclr2020.run --items 50 "
-        "--answers <modes>`; every "
-        "answer is in its Inspect logs (`<out>/logs`, not committed), `qualification_<mode>.json` "
-        "holds the full qualification (`qualification_from_log`).",
+        f"Made by `{provenance.record['command']}`; every answer is in its Inspect logs "
+        "(`<out>/logs`, not committed), `qualification_<mode>.json` holds the full "
+        "qualification (`qualification_from_log`).",
         "",
     ]
     for mode, location in sorted(logs.items()):
@@ -178,7 +198,7 @@ def main() -> None:
         (args.out / f"qualification_{mode}.json").write_text(json.dumps(qualification, indent=1))
         items = int((log.eval.task_args or {}).get("items", 0))
         seconds = timings.get(mode)
-        if seconds is None:  # a log run elsewhere: its own clock
+        if seconds is None:  # a log run elsewhere (--from-logs): its own clock
             started, completed = log.stats.started_at, log.stats.completed_at
             seconds = (
                 datetime.fromisoformat(completed) - datetime.fromisoformat(started)
@@ -188,7 +208,7 @@ def main() -> None:
         sections.append(
             exam_markdown(mode, qualification, items=items, seconds=seconds, positions=positions)
         )
-    timings_path.write_text(json.dumps(timings, indent=2) + "\n")
+    (args.out / "timings.json").write_text(json.dumps(timings, indent=2) + "\n")
     text = "\n".join(sections)
     (args.out / "report.md").write_text(text)
     print(text)
