@@ -1168,3 +1168,55 @@ def test_autopre_exam_experiment_runs_modes_over_invocations_and_reports_them(tm
         bench.main([*argv, "--answers", "sampled"])
     with pytest.raises(SystemExit, match="--fresh"):
         bench.main([*argv[:3], "3", *argv[4:], "--answers", "forced"])
+
+
+def documented_benchmark_commands() -> list[tuple[str, str, list[str]]]:
+    """(file, module, argv) of every ``python -m benchmarks...`` command the READMEs and the
+    docs show: fenced lines (with their ``\\`` continuations) and inline code spans."""
+    import re
+    import shlex
+
+    files = [REPO / "README.md", *REPO.joinpath("docs").rglob("*.md")]
+    files += REPO.joinpath("benchmarks").rglob("*.md")
+    found: dict[tuple[str, tuple[str, ...]], str] = {}
+    for path in files:
+        if "results" in path.relative_to(REPO).parts:
+            continue
+        text = path.read_text(encoding="utf-8")
+        spans = re.findall(r"`(python -m benchmarks[^`]*)`", text)
+        joined = text.replace("\\\n", " ")
+        spans += re.findall(r"^\s*(?:\S+=\S+\s+)*(python -m benchmarks[^\n`]*)$", joined, re.M)
+        for span in spans:
+            tokens = shlex.split(" ".join(span.split("#")[0].split()))
+            if tokens[2].endswith(".") or "<" in tokens[2]:  # a pattern, not a command
+                continue
+            found.setdefault((tokens[2], tuple(tokens[3:])), str(path.relative_to(REPO)))
+    return [(where, module, list(argv)) for (module, argv), where in sorted(found.items())]
+
+
+@pytest.mark.parametrize(
+    "where,module,argv",
+    documented_benchmark_commands(),
+    ids=lambda value: " ".join(value) if isinstance(value, list) else str(value),
+)
+def test_every_documented_benchmark_command_parses(where, module, argv, monkeypatch):
+    """Each benchmark command the docs show is accepted by its script's argument parser (an
+    option renamed or removed, or a value of the wrong type, fails here instead of in a user's
+    shell); parsing stops before anything runs."""
+    import argparse
+    import inspect
+
+    class Parsed(Exception):
+        pass
+
+    parse = argparse.ArgumentParser.parse_args
+
+    def parse_then_stop(self, args=None, namespace=None):
+        raise Parsed(parse(self, args, namespace))
+
+    script = load_benchmark(module.removeprefix("benchmarks."))
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_args", parse_then_stop)
+    monkeypatch.setattr(sys, "argv", [module, *argv])
+    takes_argv = bool(inspect.signature(script.main).parameters)
+    with pytest.raises(Parsed):
+        script.main(argv) if takes_argv else script.main()
