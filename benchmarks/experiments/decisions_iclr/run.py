@@ -33,10 +33,11 @@ from pathlib import Path
 from typing import Any
 
 from inspect_ai import eval as inspect_eval
+from inspect_ai.log import read_eval_log
 
 from benchmarks.common.manifest import Run
 from benchmarks.common.paths import SHARED_DATA
-from benchmarks.common.resumable import Journal, resumable_eval
+from benchmarks.common.resumable import Journal, run_row
 from gem_tasks.analysis.leaderboard.compare import compare_logs
 from gem_tasks.analysis.leaderboard.html import write_leaderboard_html
 from gem_tasks.analysis.leaderboard.render import write_leaderboard
@@ -188,15 +189,17 @@ def run_set(name: str, args: argparse.Namespace) -> None:
     if args.model_papers:
         scorers = SCORERS if args.mi_scorer == "none" else f"{SCORERS},{args.mi_scorer}"
         label = f"{name}/{args.model}"
-        with journal.row(label):
-            log = resumable_eval(
-                iclr(dataset=str(records), candidate="model", scorers=scorers),
-                folder / "logs" / "model",
-                model=args.model,
-                limit=args.model_papers,
-                max_tokens=args.max_tokens,
-                display="plain",
-            )
+        location = run_row(
+            journal,
+            label,
+            lambda: iclr(dataset=str(records), candidate="model", scorers=scorers),
+            folder / "logs" / "model",
+            model=args.model,
+            limit=args.model_papers,
+            max_tokens=args.max_tokens,
+            display="plain",
+        )
+        log = read_eval_log(location)
         timings[label] = round(journal.seconds(label), 1)
         verdicts[label] = unread_verdicts(log)
         sources.append(folder / "logs" / "model")
