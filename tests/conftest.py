@@ -50,6 +50,23 @@ def isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+@pytest.fixture(autouse=True)
+def an_eval_run_is_slow(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test not marked ``slow`` that runs an Inspect eval end to end (``eval``, ``eval_set``,
+    ``eval_retry``: all start their tasks through ``eval_run``) fails saying so, so that
+    ``scripts/test.sh --fast`` never runs one."""
+    if request.node.get_closest_marker("slow"):
+        return
+    import inspect_ai._eval.eval as inspect_eval_module
+
+    async def refuse(*args, **kwargs):
+        raise AssertionError(
+            f"{request.node.nodeid} runs an Inspect eval end to end: mark it @pytest.mark.slow"
+        )
+
+    monkeypatch.setattr(inspect_eval_module, "eval_run", refuse)
+
+
 @pytest.fixture(scope="session")
 def embedded_folder(isolated_cache: Path) -> Path:
     from scorers.lm.embedded import materialize_embedded

@@ -538,6 +538,7 @@ def test_a_pair_one_paper_decides_is_marked(tmp_path):
     assert "‡" not in other
 
 
+@pytest.mark.slow
 def test_rated_systems_are_rows_beside_their_expert_ratings(tmp_path):
     """SummEval at the system level: one `candidate=candidates` log gives one leaderboard row per
     system, the experts' ratings (per dimension and their mean) ranked beside the metrics, and

@@ -42,6 +42,7 @@ def _logs(tmp_path: Path) -> Path:
     return logs
 
 
+@pytest.mark.slow
 def test_the_html_page_renders_sorts_and_fetches_nothing(tmp_path, capsys):
     from playwright.sync_api import sync_playwright
 

@@ -459,6 +459,7 @@ def test_gaming_benchmark_counts_the_oracles_yes_answers_by_side():
     assert gaming.oracle_answers([log("shotgun", [{"gem_paired": paired([], [])}])]) == ""
 
 
+@pytest.mark.slow
 def test_beyond_rating_benchmark_runs_rows_over_invocations_and_reads_finished_ones(
     tmp_path: Path,
 ):
@@ -739,6 +740,7 @@ def test_summaries_robustness_describes_what_the_perturbation_model_did(tmp_path
     assert "| summeval | ultra_concise | 4 | 2 | 2 |" in (tmp_path / "perturbations.md").read_text()
 
 
+@pytest.mark.slow
 def test_summeval_correlation_takes_its_system_level_from_the_leaderboard(tmp_path: Path):
     """On the bundled three articles: the summary level is the log's rating_spearman, the system
     level the leaderboard's Spearman ρ of the 16 systems' means with their mean ratings, equal
@@ -810,6 +812,7 @@ def tiny_decisions_set(folder: Path, ratings: list[tuple]) -> tuple[str, Path, P
     return "records", records, decisions
 
 
+@pytest.mark.slow
 def test_decisions_experiment_writes_the_rows_and_the_unread_verdicts(tmp_path, monkeypatch):
     """With no model row: the human and baseline rows of one small set, their leaderboard, and
     the count of verdicts missing a part (the human rows of papers whose held-out review has no
@@ -970,6 +973,7 @@ def test_gaming_experiment_splits_and_resumes_over_invocations(tmp_path):
     assert len(journal["invocations"]) == 1 and journal["settings"]["papers"] == 2
 
 
+@pytest.mark.slow
 def test_validation_iclr2020_runs_strategies_over_invocations_and_reports_each_once(tmp_path):
     """Strategies split over two invocations share one journal (one log folder each, timings
     from the journal); a rerun reads every finished strategy from its log; the report holds

@@ -79,6 +79,7 @@ def test_what_a_domain_cannot_do_is_refused_with_why():
         summeval(dataset=str(SPACE_DEMO))
 
 
+@pytest.mark.slow
 def test_rated_candidates_give_spearman_per_dimension_and_their_mean(tmp_path: Path):
     [log] = run_eval(
         judgments(dataset=str(items_file(tmp_path)), candidate="candidates", scorers="rouge_l"),
@@ -134,6 +135,7 @@ def test_summeval_runs_offline_with_the_embedded_model(tmp_path: Path):
         }
 
 
+@pytest.mark.slow
 def test_robustness_runs_the_strategies_that_fit_a_domain_and_refuses_the_others(tmp_path):
     from gem_tasks.tasks.robustness import robustness
     from gem_tasks.tasks.samples import SPACE_DEMO, SUMMEVAL_DEMO
@@ -160,6 +162,7 @@ def test_robustness_runs_the_strategies_that_fit_a_domain_and_refuses_the_others
     assert "review" not in DOMAIN_FILLERS["summarization"]
 
 
+@pytest.mark.slow
 def test_a_perturbation_that_changes_nothing_is_unscored_with_why(tmp_path: Path):
     """Sentence deletion keeps a one-sentence answer whole: the pair would test nothing, so it
     is unscored with the reason, never scored as a zero difference."""
@@ -184,6 +187,7 @@ def test_a_perturbation_that_changes_nothing_is_unscored_with_why(tmp_path: Path
         assert score.metadata["unscored_reason"] == "'sentence_deletion' left the text unchanged"
 
 
+@pytest.mark.slow
 def test_a_reply_that_does_not_do_what_was_asked_is_unscored_with_why(tmp_path: Path):
     """A chatty completion that loses the kept sentences is no deletion & completion of the
     summary: the pair is unscored with the reason, and the run goes on."""
@@ -276,6 +280,7 @@ def test_random_replacement_stays_within_the_group(tmp_path: Path):
         assert sample.metadata["other_paper_id"] != sample.id
 
 
+@pytest.mark.slow
 def test_the_report_prints_the_rating_correlation_per_dataset(tmp_path: Path):
     from gem_tasks.analysis.report import write_report
 

@@ -149,6 +149,7 @@ def _scripted_reviewer():
     return verdict_scripted
 
 
+@pytest.mark.slow
 def test_the_verdict_is_asked_after_the_review_and_scored(tmp_path):
     from inspect_ai import eval as inspect_eval
 
@@ -176,6 +177,7 @@ def test_the_verdict_is_asked_after_the_review_and_scored(tmp_path):
     assert low == pytest.approx(wilson_interval(3, 6)[0])
 
 
+@pytest.mark.slow
 def test_baseline_rows_need_no_model_and_only_take_decision_metrics(tmp_path):
     from inspect_ai import eval as inspect_eval
 
