@@ -51,20 +51,38 @@ def isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(autouse=True)
-def an_eval_run_is_slow(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+def an_eval_run_or_a_model_load_is_slow(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A test not marked ``slow`` that runs an Inspect eval end to end (``eval``, ``eval_set``,
-    ``eval_retry``: all start their tasks through ``eval_run``) fails saying so, so that
-    ``scripts/test.sh --fast`` never runs one."""
+    ``eval_retry``: all start their tasks through ``eval_run``) or loads a model through the
+    project's loaders (causal LMs, Binoculars' pair, the sentence embedder) fails saying so, so
+    that ``scripts/test.sh --fast`` runs none."""
     if request.node.get_closest_marker("slow"):
         return
     import inspect_ai._eval.eval as inspect_eval_module
 
-    async def refuse(*args, **kwargs):
-        raise AssertionError(
-            f"{request.node.nodeid} runs an Inspect eval end to end: mark it @pytest.mark.slow"
-        )
+    import scorers.lm.embedding
+    import scorers.lm.loading
+    import scorers.metrics.binoculars.detector
 
-    monkeypatch.setattr(inspect_eval_module, "eval_run", refuse)
+    def refuse(what: str):
+        message = f"{request.node.nodeid} {what}: mark it @pytest.mark.slow"
+
+        def refused(*args, **kwargs):
+            raise AssertionError(message)
+
+        async def refused_async(*args, **kwargs):
+            raise AssertionError(message)
+
+        return refused_async if what.startswith("runs") else refused
+
+    monkeypatch.setattr(inspect_eval_module, "eval_run", refuse("runs an Inspect eval end to end"))
+    for module in (scorers.lm.loading, scorers.metrics.binoculars.detector):
+        monkeypatch.setattr(module, "load_pretrained", refuse("loads a causal LM"))
+    monkeypatch.setattr(
+        scorers.lm.embedding.SentenceTransformerEmbedder, "__init__", refuse("loads an embedder")
+    )
 
 
 @pytest.fixture(scope="session")

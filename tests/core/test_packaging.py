@@ -76,6 +76,7 @@ def test_prompts_ship_with_the_package():
     } <= set(prompts.available())
 
 
+@pytest.mark.slow
 def test_every_task_folder_has_readme_and_eval_card_with_the_tasks_version():
     from gem_tasks.tasks import eval_card
     from gem_tasks.tasks.autopre_exam import autopre_exam

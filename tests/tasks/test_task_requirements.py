@@ -196,6 +196,7 @@ def test_metrics_that_condition_on_the_abstract_leave_a_paper_without_one_unscor
     assert gppm.value is not None
 
 
+@pytest.mark.slow
 def test_reading_a_review_against_the_paper_needs_its_text_or_abstract(tmp_path):
     """Summary coverage (and LMExaminer) read the review against the paper's text, else its
     abstract: a paper with neither, whose title is its id, is unscored, never scored against

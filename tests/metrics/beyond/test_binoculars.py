@@ -232,6 +232,7 @@ def test_the_loader_reads_folders_once_and_checks_the_tokenizers(tmp_path, token
         load_binoculars(str(folders["a"]), str(other))
 
 
+@pytest.mark.slow
 def test_a_hub_id_that_cannot_be_fetched_is_a_clear_error():
     with pytest.raises(EvaluationLMError, match="could not load the Binoculars model"):
         load_causal_lm("gem-tasks-test/no-such-model-anywhere")
