@@ -26,6 +26,7 @@ import subprocess
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from benchmarks.common.machine import describe_machine
 
@@ -96,6 +97,26 @@ def describe_data(paths: Iterable[str | Path]) -> list[dict]:
             {"path": str(raw), "bytes": size, "sha256": sha256(path) if exists else None}
         )
     return described
+
+
+def files_named_in(options: Any) -> list[Path]:
+    """The existing files named by a string anywhere in ``options`` (nested dicts and lists: a
+    metric's ``fit_on`` file, say), in order and once each: the inputs a run's settings point to,
+    for its manifest's ``data`` beside the data file it reads."""
+    found: dict[Path, None] = {}
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list | tuple):
+            for item in value:
+                walk(item)
+        elif isinstance(value, str) and value and Path(value).is_file():
+            found[Path(value)] = None
+
+    walk(options)
+    return list(found)
 
 
 ENVIRONMENT = (

@@ -226,3 +226,22 @@ def test_a_backfill_never_replaces_a_manifest_and_needs_the_history(tmp_path: Pa
     (folder / "table.md").write_text("never committed\n")
     with pytest.raises(ValueError, match="no commit wrote it"):
         backfill.backfill(folder, script="s.py", history="nowhere", reason="r")
+
+
+def test_the_files_a_runs_options_name_are_found_for_its_manifest(tmp_path: Path):
+    """A fit file named deep in per-metric options is an input the manifest hashes; strings
+    that are not files (a model name, a missing path) and repeats are not."""
+    fit = tmp_path / "fit.jsonl"
+    fit.write_text("{}\n")
+    other = tmp_path / "other.json"
+    other.write_text("[]")
+    options = {
+        "gppm_cluster": {"fit_on": str(fit), "k": 30},
+        "br_binoculars": {"observer": "embedded", "pair": [str(other), str(fit)]},
+        "missing": {"fit_on": str(tmp_path / "absent.jsonl")},
+    }
+    manifest = load_benchmark("common.manifest")
+    assert manifest.files_named_in(options) == [fit, other]
+    assert manifest.files_named_in(None) == []
+    [described] = manifest.describe_data(manifest.files_named_in({"a": str(fit)}))
+    assert described["bytes"] == 3 and described["sha256"] == manifest.sha256(fit)

@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 from inspect_ai.log import list_eval_logs, read_eval_log
 
-from benchmarks.common.manifest import Run
+from benchmarks.common.manifest import Run, files_named_in
 from benchmarks.common.paths import SHARED_DATA
 from benchmarks.common.records import write_records
 from benchmarks.common.resumable import Journal, run_row
@@ -290,7 +290,8 @@ def main(argv: list[str] | None = None) -> None:
         args.skip_model = True  # the model's own reviews would need rewriting by the LM
     if not args.data.exists():
         raise SystemExit(f"{args.data}: not found (the shared review data is not in this checkout)")
-    provenance = Run(args.out, data=[args.data], settings=vars(args))
+    inputs = [args.data, *files_named_in(args.scorer_options)]  # a fit file, say
+    provenance = Run(args.out, data=inputs, settings=vars(args))
     settings = {  # what decides the numbers: a resume with others is refused
         "level": args.level,
         "data": str(args.data),

@@ -35,7 +35,7 @@ import json
 import shutil
 from pathlib import Path
 
-from benchmarks.common.manifest import Run
+from benchmarks.common.manifest import Run, files_named_in
 from benchmarks.common.paths import SHARED_DATA
 from benchmarks.common.records import write_records
 from benchmarks.common.resumable import Journal, run_row
@@ -83,7 +83,8 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(str(exc))
     if not args.data.exists():
         raise SystemExit(f"{args.data}: not found (the shared review data is not in this checkout)")
-    provenance = Run(args.out, data=[args.data], settings=vars(args))
+    inputs = [args.data, *files_named_in(args.scorer_options)]  # a fit file, say
+    provenance = Run(args.out, data=inputs, settings=vars(args))
     settings = {  # what decides the numbers: a resume with others is refused
         "data": str(args.data),
         "papers": args.papers,
