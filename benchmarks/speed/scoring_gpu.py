@@ -602,25 +602,23 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     best_options = dict(options[best])
     if not best_options.get("packed"):
         best_options.pop("compile_layers", None)
+    on_best = {  # what the sweep and the probe share
+        "shape": shape,
+        "cap_gib": args.cap_gib,
+        "identity": identity,
+        "device": args.device,
+        "peak": peak,
+        "deadline": deadline,
+        "held_elsewhere_gib": other,
+        "options": best_options,
+    }
     if args.sweep:
         settings = [tuple(int(x) for x in item.split("/")) for item in args.sweep.split(",")]
         report["budget_sweep"] = {
             "cap_gib": args.cap_gib,
             "second_copy_gib": other,
             "model": best,
-            "runs": budget_sweep(
-                best_model,
-                requests,
-                shape=shape,
-                settings=settings,
-                cap_gib=args.cap_gib,
-                identity=identity,
-                device=args.device,
-                peak=peak,
-                deadline=deadline,
-                held_elsewhere_gib=other,
-                options=best_options,
-            ),
+            "runs": budget_sweep(best_model, requests, settings=settings, **on_best),
         }
     if args.memory_probe:
         probes = []
@@ -628,15 +626,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             probes += budget_sweep(
                 best_model,
                 synthetic_requests(budget, shape["vocab_size"]),
-                shape=shape,
                 settings=[(budget, budget)],
-                cap_gib=args.cap_gib,
-                identity=identity,
-                device=args.device,
-                peak=peak,
-                deadline=deadline,
-                held_elsewhere_gib=other,
-                options=best_options,
+                **on_best,
             )
         report["memory_probe"] = {"cap_gib": args.cap_gib, "model": best, "runs": probes}
         if args.out:

@@ -460,7 +460,7 @@ class HFEvaluationLM:
         prefixes in the packed decoder's own layout (:data:`scorers.lm.packed.RowCache`)."""
         import torch
 
-        prefix_lengths = [0 if cache is None else int(cache[0][0].shape[0]) for cache in caches]
+        prefix_lengths = _packed_prefix_lengths(caches)
         batch = self._packed.batch([len(row) for row in rows], prefix_lengths)
         self._count_forward(
             rows, prefix_lengths, batch.longest, packed=True, flash=self._packed.flash
@@ -491,7 +491,7 @@ class HFEvaluationLM:
         """:meth:`_score_suffixes` in one packed forward (``packed=True``)."""
         import torch
 
-        depths = [0 if cache is None else int(cache[0][0].shape[0]) for cache in caches]
+        depths = _packed_prefix_lengths(caches)
         suffixes = [sequences[i][depth:] for i, depth in zip(rows, depths, strict=True)]
         input_ids, batch = self._packed_input(suffixes, caches)
         owners: list[int] = []
@@ -642,6 +642,11 @@ def _empty_cache(config: Any) -> Any:
     from transformers import DynamicCache
 
     return DynamicCache(config=config)
+
+
+def _packed_prefix_lengths(caches: Sequence[PrefixCache | None]) -> list[int]:
+    """Each row's cached prefix length in the packed decoder's token-major layout (0: none)."""
+    return [0 if cache is None else int(cache[0][0].shape[0]) for cache in caches]
 
 
 def _stacked_cache(caches: Sequence[PrefixCache | None]) -> tuple[Any, list[int], int]:

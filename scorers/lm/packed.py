@@ -130,6 +130,11 @@ class PackedBatch:
         return max(self.prefix_lengths)
 
     @property
+    def key_lengths(self) -> tuple[int, ...]:
+        """Each row's keys: its cached prefix and its new tokens."""
+        return tuple(p + n for p, n in zip(self.prefix_lengths, self.lengths, strict=True))
+
+    @property
     def starts(self) -> list[int]:
         """Where each row's tokens start in the packed sequence."""
         starts, total = [], 0
@@ -169,7 +174,7 @@ class PackedBatch:
                 cu[1:] = torch.tensor(values).cumsum(0)
                 return to_device(cu, device)
 
-            keys = [p + n for p, n in zip(prefix_lengths, lengths, strict=True)]
+            keys = [p + n for p, n in zip(prefix_lengths, lengths, strict=True)]  # no batch yet
             return cls(lengths, prefix_lengths, positions, cumulative(lengths), cumulative(keys))
         width, longest = max(lengths), max(prefix_lengths)
         index = to_device(rows * width + offsets, device)
@@ -279,7 +284,7 @@ def flash_attention(
         key_parts.append(new_keys[row])
         value_parts.append(new_values[row])
     keys, values = torch.cat(key_parts), torch.cat(value_parts)
-    key_lengths = [p + n for p, n in zip(batch.prefix_lengths, batch.lengths, strict=True)]
+    key_lengths = batch.key_lengths
     out = _flash_varlen(
         q, keys, values, batch.cu_queries, batch.cu_keys, batch.width, max(key_lengths), scaling
     )
