@@ -18,8 +18,10 @@ that decide the numbers differ from the first invocation's: the rows would mix t
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import json
+import shutil
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -27,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from inspect_ai import Task, eval_set
-from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
+from inspect_ai.log import list_eval_logs, read_eval_log
 
 from benchmarks.common.manifest import Run
 
@@ -56,10 +58,21 @@ class Journal:
         settings: what decides the numbers (model, limits, reply length...): a later invocation
             with other settings is refused (:class:`ResumeRefused`), as is one at another commit
             or with uncommitted changes when the first had none. JSON-serialisable.
-        fresh: forget earlier invocations and start a new journal.
+        fresh: forget earlier invocations and start a new journal; ``logs`` is removed too.
+        logs: the folder of the run's Inspect logs (a folder per row); a fresh start removes it,
+            so that no row resumes the samples of a stopped run it was told to forget.
     """
 
-    def __init__(self, run: Run, *, settings: dict[str, Any], fresh: bool = False) -> None:
+    def __init__(
+        self,
+        run: Run,
+        *,
+        settings: dict[str, Any],
+        fresh: bool = False,
+        logs: Path | None = None,
+    ) -> None:
+        if fresh and logs is not None:
+            shutil.rmtree(logs, ignore_errors=True)
         self.path = run.out / JOURNAL
         self.settings = json.loads(json.dumps(settings, default=str))
         self.commit = run.record["commit"]
@@ -137,15 +150,30 @@ class Journal:
                 total += (end - datetime.datetime.fromisoformat(timing["started"])).total_seconds()
         return total
 
+    def rows(self) -> list[str]:
+        """The rows any invocation worked on, in the order they were first started."""
+        invocations = self.data["invocations"]
+        return list(dict.fromkeys(row for invocation in invocations for row in invocation["rows"]))
+
     def invocations(self, name: str) -> int:
         """How many invocations worked on row ``name``."""
         return sum(name in invocation["rows"] for invocation in self.data["invocations"])
 
 
-def resumable_eval(task: Task, log_dir: Path, **options: Any) -> EvalLog:
+def add_fresh_option(
+    parser: argparse.ArgumentParser,
+    *,
+    help: str = "forget a stopped run's logs and journal, start over",  # noqa: A002
+) -> None:
+    """The ``--fresh`` flag of a resumable run's command line (for :class:`Journal`'s ``fresh``)."""
+    parser.add_argument("--fresh", action="store_true", help=help)
+
+
+def resumable_eval(task: Task, log_dir: Path, **options: Any) -> str:
     """Run ``task`` to the end through Inspect's ``eval_set`` in ``log_dir`` (a folder for this
-    task alone), resuming a stopped run of the same task there, and return its finished log
-    with its samples. The stopped runs' logs are removed once their samples are in it.
+    task alone), resuming a stopped run of the same task there, and return its finished log's
+    path (read it with ``read_eval_log``; the log is not read here). The stopped runs' logs are
+    removed once their samples are in it.
 
     Raises:
         SystemExit: the task did not finish (the error is in its log, which is kept).
@@ -158,9 +186,9 @@ def resumable_eval(task: Task, log_dir: Path, **options: Any) -> EvalLog:
     if not finished or len(logs) != 1 or logs[0].status != "success":
         errors = [log.error.message[:500] for log in logs if log.error]
         raise SystemExit(f"{task.name} did not finish in {log_dir}: {errors or 'no error logged'}")
-    done = logs[0].location
+    done = logs[0].location.removeprefix("file://")
     remove_stopped_logs(log_dir, keep=[done])
-    return read_eval_log(done)
+    return done
 
 
 def run_row(
@@ -179,9 +207,9 @@ def run_row(
         print(f"{name}: finished earlier, read from its log", flush=True)
         return done
     with journal.row(name):
-        log = resumable_eval(make_task(), log_dir, **options)
-    print(f"{name}: {log.status}, {journal.seconds(name):.1f} s", flush=True)
-    return log.location.removeprefix("file://")
+        done = resumable_eval(make_task(), log_dir, **options)
+    print(f"{name}: success, {journal.seconds(name):.1f} s", flush=True)
+    return done
 
 
 def finished_log(log_dir: Path) -> str | None:

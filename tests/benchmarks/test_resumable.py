@@ -57,6 +57,7 @@ def test_a_row_is_timed_over_its_invocations_to_the_end_or_the_last_heartbeat(tm
     journal = Journal(Run(tmp_path), settings={"papers": 3})
     assert journal.seconds("model") == 20 * 60 + 30 + 5 * 60
     assert journal.invocations("model") == 2
+    assert journal.rows() == ["model"]  # once, though two invocations worked on it
     assert journal.seconds("other") == 0
     # this invocation is recorded at once, before any row
     assert len(json.loads((tmp_path / resumable.JOURNAL).read_text())["invocations"]) == 4
@@ -69,8 +70,41 @@ def test_a_resume_with_other_settings_or_at_another_commit_is_refused(tmp_path):
     written(tmp_path, {"papers": 3}, [{"commit": "0" * 40, "uncommitted": False, "rows": {}}])
     with pytest.raises(ResumeRefused, match="0000000000"):
         Journal(Run(tmp_path), settings={"papers": 3})
-    fresh = Journal(Run(tmp_path), settings={"papers": 4}, fresh=True)
+    logs = tmp_path / "logs"
+    (logs / "model").mkdir(parents=True)
+    (logs / "model" / "stopped.eval").write_text("a stopped run's samples")
+    kept = Journal(Run(tmp_path), settings={"papers": 3, "n": 1}, fresh=True)
+    assert (logs / "model" / "stopped.eval").exists()  # no logs folder named: nothing removed
+    fresh = Journal(Run(tmp_path), settings={"papers": 4}, fresh=True, logs=logs)
     assert [i["commit"] for i in fresh.data["invocations"]] == [here(tmp_path)["commit"]]
+    assert kept.rows() == [] and not logs.exists()
+    # without --fresh the logs stay for the resume
+    logs.mkdir()
+    Journal(Run(tmp_path), settings={"papers": 4}, logs=logs)
+    assert logs.is_dir()
+
+
+def test_rows_are_listed_in_the_order_they_were_first_started(tmp_path):
+    journal = Journal(Run(tmp_path), settings={})
+    for name in ("b", "a", "b"):
+        with journal.row(name):
+            pass
+    later = Journal(Run(tmp_path), settings={})
+    with later.row("c"):
+        pass
+    assert later.rows() == ["b", "a", "c"]
+
+
+def test_the_fresh_flag_is_one_option_with_its_help():
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    resumable.add_fresh_option(parser)
+    assert parser.parse_args(["--fresh"]).fresh and not parser.parse_args([]).fresh
+    assert "start over" in parser.format_help()
+    other = argparse.ArgumentParser()
+    resumable.add_fresh_option(other, help="start a set over")
+    assert "start a set over" in other.format_help()
 
 
 def test_a_row_records_its_end_and_keeps_its_heartbeat_when_stopped(tmp_path, monkeypatch):
@@ -124,7 +158,9 @@ def test_a_stopped_eval_resumes_with_its_finished_samples_and_leaves_one_log(tmp
     assert kept >= {"s0", "s1", "s2"} and "s3" not in kept
     CALLS.clear()
     FAIL_AT["id"] = None
-    log = resumable_eval(six_questions(), logs, **options)
+    location = resumable_eval(six_questions(), logs, **options)
+    assert not location.startswith("file://")
+    log = read_eval_log(location)
     assert log.status == "success"
     assert sorted(str(s.id) for s in log.samples) == [f"s{i}" for i in range(6)]
     # what the stopped log held is reused; only the failed sample and the rest are run again

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -36,7 +35,7 @@ from inspect_ai.log import list_eval_logs, read_eval_log
 
 from benchmarks.common.manifest import Run
 from benchmarks.common.paths import SHARED_DATA
-from benchmarks.common.resumable import Journal, run_row
+from benchmarks.common.resumable import Journal, add_fresh_option, run_row
 from gem_tasks.tasks.autopre_exam import autopre_exam, qualification_from_log
 from gem_tasks.tasks.autopre_exam.autopre_exam import DEFAULT_JUDGES
 
@@ -150,9 +149,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--judges", default=DEFAULT_JUDGES, help=f"default: {DEFAULT_JUDGES}")
     parser.add_argument("--out", type=Path, default=HERE / "results")
     parser.add_argument("--from-logs", type=Path, help="report these logs, run nothing")
-    parser.add_argument(
-        "--fresh", action="store_true", help="forget a stopped run's logs and journal, start over"
-    )
+    add_fresh_option(parser)
     args = parser.parse_args(argv)
     modes = list(dict.fromkeys(m.strip() for m in args.answers.split(",") if m.strip()))
     if unknown := sorted(set(modes) - {"forced", "generate"}):
@@ -163,9 +160,7 @@ def main(argv: list[str] | None = None) -> None:
         if not args.data.exists():
             raise SystemExit(f"{args.data}: not found (the shared data is not in this checkout)")
         settings = {"data": str(args.data), "items": args.items, "judges": args.judges}
-        journal = Journal(provenance, settings=settings, fresh=args.fresh)
-        if args.fresh:
-            shutil.rmtree(args.out / "logs", ignore_errors=True)
+        journal = Journal(provenance, settings=settings, fresh=args.fresh, logs=args.out / "logs")
         for mode in modes:
             run_row(
                 journal,
@@ -180,8 +175,7 @@ def main(argv: list[str] | None = None) -> None:
                 model="mockllm/model",
                 display="plain",
             )
-        done = {row for invocation in journal.data["invocations"] for row in invocation["rows"]}
-        timings = {mode: round(journal.seconds(mode), 1) for mode in sorted(done)}
+        timings = {mode: round(journal.seconds(mode), 1) for mode in sorted(journal.rows())}
     logs = newest_exam_logs(args.from_logs or args.out / "logs")
     sections = [
         "# Auto-PRE exams, ICLR 2020"

@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import shutil
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -42,7 +41,7 @@ import numpy as np
 from benchmarks.common.manifest import Run
 from benchmarks.common.paths import SHARED_DATA
 from benchmarks.common.records import write_records
-from benchmarks.common.resumable import Journal, finished_log, run_row
+from benchmarks.common.resumable import Journal, add_fresh_option, finished_log, run_row
 from gem_tasks.tasks.review_quality import review_quality
 from gem_tasks.tasks.review_quality.review_quality import ALL_EXPERTS, DEFAULT_SCORERS
 from gem_tasks.tasks.robustness import robustness
@@ -171,9 +170,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         help="the rows to run or resume now (comma-separated, of human, model, replacement); "
         "a finished row is read from its log in <out>/logs/<row>/",
     )
-    parser.add_argument(
-        "--fresh", action="store_true", help="forget a stopped run's logs and journal, start over"
-    )
+    add_fresh_option(parser)
     args = parser.parse_args(argv)
     runs = [r.strip() for r in args.runs.split(",") if r.strip()]
     if unknown := sorted(set(runs) - set(RUNS)):
@@ -188,10 +185,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "max_samples": args.max_samples,
         "model": args.model,
     }
-    journal = Journal(provenance, settings=settings, fresh=args.fresh)
     logs = args.out / "logs"
-    if args.fresh:
-        shutil.rmtree(logs, ignore_errors=True)
+    journal = Journal(provenance, settings=settings, fresh=args.fresh, logs=logs)
     records = str(write_records(args.data, args.out, args.papers, release=False))
     options = BINOCULARS if "br_binoculars" in args.scorers else None
     common = {"display": "plain", "max_samples": args.max_samples}

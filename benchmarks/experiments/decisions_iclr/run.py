@@ -37,7 +37,7 @@ from inspect_ai.log import read_eval_log
 
 from benchmarks.common.manifest import Run
 from benchmarks.common.paths import SHARED_DATA
-from benchmarks.common.resumable import Journal, run_row
+from benchmarks.common.resumable import Journal, add_fresh_option, run_row
 from gem_tasks.analysis.leaderboard.compare import compare_logs
 from gem_tasks.analysis.leaderboard.html import write_leaderboard_html
 from gem_tasks.analysis.leaderboard.render import write_leaderboard
@@ -133,11 +133,7 @@ def main(argv: list[str] | None = None) -> None:
         help=f"the MI scorer beside the decision metrics on the model's row ('none': none; "
         f"default {MI_SCORER})",
     )
-    parser.add_argument(
-        "--fresh",
-        action="store_true",
-        help="start a set over instead of resuming its stopped model row",
-    )
+    add_fresh_option(parser, help="start a set over instead of resuming its stopped model row")
     parser.add_argument("--out", type=Path, default=HERE / "results")
     args = parser.parse_args(argv)
     names = [n.strip() for n in args.sets.split(",") if n.strip()]
@@ -165,9 +161,7 @@ def run_set(name: str, args: argparse.Namespace) -> None:
         "mi_scorer": args.mi_scorer,
     }
     provenance = Run(folder, data=[data, decisions], settings={**vars(args), "set": name})
-    journal = Journal(provenance, settings=settings, fresh=args.fresh)
-    if args.fresh:
-        shutil.rmtree(folder / "logs", ignore_errors=True)
+    journal = Journal(provenance, settings=settings, fresh=args.fresh, logs=folder / "logs")
     records = joined_records(name, folder / "data")
     rules = folder / "logs" / "rules"
     shutil.rmtree(rules, ignore_errors=True)  # deterministic and quick: rerun, never mixed
@@ -199,7 +193,7 @@ def run_set(name: str, args: argparse.Namespace) -> None:
             max_tokens=args.max_tokens,
             display="plain",
         )
-        log = read_eval_log(location)
+        log = read_eval_log(location)  # the one read of the model row's samples
         timings[label] = round(journal.seconds(label), 1)
         verdicts[label] = unread_verdicts(log)
         sources.append(folder / "logs" / "model")

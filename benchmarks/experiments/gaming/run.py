@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -41,7 +40,7 @@ from inspect_ai.log import list_eval_logs, read_eval_log
 from benchmarks.common.manifest import Run, files_named_in
 from benchmarks.common.paths import SHARED_DATA
 from benchmarks.common.records import write_records
-from benchmarks.common.resumable import Journal, run_row
+from benchmarks.common.resumable import Journal, add_fresh_option, run_row
 from gem_tasks.analysis.report import write_report
 from gem_tasks.tasks.iclr import iclr
 from gem_tasks.tasks.robustness import robustness
@@ -207,11 +206,8 @@ MODEL_ROW = "model"
 def journal_timings(journal: Journal, args: argparse.Namespace) -> dict[str, float]:
     """Seconds per row over every invocation the journal records (a strategy split over
     invocations by ``--only`` or resumed after a stop is summed)."""
-    rows = dict.fromkeys(
-        name for invocation in journal.data["invocations"] for name in invocation["rows"]
-    )
     timings = {}
-    for row in rows:
+    for row in journal.rows():
         if row == MODEL_ROW:
             reviewed = min(args.model_papers or args.papers, args.papers)
             label = f"iclr smollm2/embedded reviews ({reviewed} papers)"
@@ -272,11 +268,7 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="run no strategy: only the embedded model's reviews, then the report",
     )
-    parser.add_argument(
-        "--fresh",
-        action="store_true",
-        help="forget the folder's earlier invocations and logs and start over",
-    )
+    add_fresh_option(parser)
     args = parser.parse_args(argv)
     judgments = args.level == "judgments"
     args.data = args.data or (DEFAULT_RELEASE if judgments else DEFAULT_DATA)
@@ -304,10 +296,8 @@ def main(argv: list[str] | None = None) -> None:
         "scorer_options": args.scorer_options,
         "model_papers": args.model_papers,
     }
-    journal = Journal(provenance, settings=settings, fresh=args.fresh)
     logs = args.out / "logs"
-    if args.fresh:
-        shutil.rmtree(logs, ignore_errors=True)
+    journal = Journal(provenance, settings=settings, fresh=args.fresh, logs=logs)
     records = write_records(args.data, args.out, args.papers, release=judgments)
     lm_args = {"dtype": args.dtype, "generation_batch_tokens": args.generation_batch_tokens}
     if args.only:  # in the order given, so that a split run measures what matters first

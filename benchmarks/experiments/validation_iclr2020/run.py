@@ -32,13 +32,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 from pathlib import Path
 
 from benchmarks.common.manifest import Run, files_named_in
 from benchmarks.common.paths import SHARED_DATA
 from benchmarks.common.records import write_records
-from benchmarks.common.resumable import Journal, run_row
+from benchmarks.common.resumable import Journal, add_fresh_option, run_row
 from gem_tasks.analysis.report import write_report
 from gem_tasks.tasks.robustness import robustness
 from scorers.registry import resolve_metric_names
@@ -73,9 +72,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--max-samples", type=int, default=32, help="samples scored at once")
     parser.add_argument("--out", type=Path, default=HERE / "results")
-    parser.add_argument(
-        "--fresh", action="store_true", help="forget a stopped run's logs and journal, start over"
-    )
+    add_fresh_option(parser)
     args = parser.parse_args(argv)
     try:
         scorers = resolve_metric_names(args.scorers)  # an unknown name fails before anything runs
@@ -94,10 +91,8 @@ def main(argv: list[str] | None = None) -> None:
         "scorer_options": args.scorer_options,
         "max_samples": args.max_samples,
     }
-    journal = Journal(provenance, settings=settings, fresh=args.fresh)
     logs = args.out / "logs"
-    if args.fresh:
-        shutil.rmtree(logs, ignore_errors=True)
+    journal = Journal(provenance, settings=settings, fresh=args.fresh, logs=logs)
     records = write_records(args.data, args.out, args.papers, release=False)
     for perturbation in dict.fromkeys(args.perturbations):
         run_row(
@@ -117,8 +112,9 @@ def main(argv: list[str] | None = None) -> None:
             display="plain",
             max_samples=args.max_samples,
         )
-    rows = dict.fromkeys(row for i in journal.data["invocations"] for row in i["rows"])
-    timings = {f"{row} ({args.papers} papers)": round(journal.seconds(row), 1) for row in rows}
+    timings = {
+        f"{row} ({args.papers} papers)": round(journal.seconds(row), 1) for row in journal.rows()
+    }
     (args.out / "timings.json").write_text(json.dumps(timings, indent=2) + "\n")
     paths = write_report([logs], args.out, progress=False)
     print(paths["markdown"].read_text())

@@ -26,13 +26,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 from pathlib import Path
 
 from benchmarks.common.manifest import Run
 from benchmarks.common.paths import SHARED_DATA
 from benchmarks.common.records import write_records
-from benchmarks.common.resumable import Journal, run_row
+from benchmarks.common.resumable import Journal, add_fresh_option, run_row
 from gem_tasks.analysis.report import write_report
 from gem_tasks.tasks.robustness import robustness
 
@@ -68,9 +67,7 @@ def main(argv: list[str] | None = None) -> None:
         choices=strategies,
         help="strategies to run or resume now (default: all; a finished cell is read from its log)",
     )
-    parser.add_argument(
-        "--fresh", action="store_true", help="forget a stopped run's logs and journal, start over"
-    )
+    add_fresh_option(parser)
     args = parser.parse_args(argv)
     if not args.data.exists():
         raise SystemExit(f"{args.data}: not found (the shared review data is not in this checkout)")
@@ -82,10 +79,8 @@ def main(argv: list[str] | None = None) -> None:
         "scorer_lm": args.scorer_lm,
         "dtype": args.dtype,
     }
-    journal = Journal(provenance, settings=settings, fresh=args.fresh)
     logs = args.out / "logs"
-    if args.fresh:
-        shutil.rmtree(logs, ignore_errors=True)
+    journal = Journal(provenance, settings=settings, fresh=args.fresh, logs=logs)
     cells = {}
     for strategy, level, scorer, count in RUNS:
         papers = getattr(args, count)
@@ -112,7 +107,7 @@ def main(argv: list[str] | None = None) -> None:
             display="plain",
             max_tokens=64,
         )
-    done = {row for invocation in journal.data["invocations"] for row in invocation["rows"]}
+    done = set(journal.rows())
     timings = {cells[row]: round(journal.seconds(row), 1) for row in cells if row in done}
     (args.out / "timings.json").write_text(json.dumps(timings, indent=2) + "\n")
     paths = write_report([logs], args.out, progress=False)
