@@ -2,10 +2,11 @@
 
 A benchmark or experiment opens a :class:`Run` on its output folder when it starts (before any
 work, so the commit and the time are the run's) and calls :meth:`Run.finish` when it has written
-its files. The manifest records the git commit and whether the tree had uncommitted changes, the
-command line, the machine, the Python and library versions, the environment variables that
-matter (the score cache's folder, thread counts), the data files read (path, bytes, SHA-256), the
-start and end times, and the SHA-256 of every file in the folder. The suite
+its files. The manifest records the git commit and whether the tree had uncommitted changes (to
+tracked files outside the run's own folder: its results are not the code's), the command line,
+the machine, the Python and library versions, the environment variables that matter (the score
+cache's folder, thread counts), the data files read (path, bytes, SHA-256), the start and end
+times, and the SHA-256 of every file in the folder. The suite
 (``tests/benchmarks/test_manifests.py``) fails when a committed results file is not in its
 folder's manifest or no longer has the hash the script wrote: a number edited by hand is caught.
 
@@ -67,6 +68,17 @@ def git(*args: str) -> str | None:
     except OSError:
         return None
     return run.stdout.strip() if run.returncode == 0 else None
+
+
+def outside(folder: Path) -> list[str]:
+    """The pathspec of the checkout without ``folder``: a run's own results are not a change to
+    the code that computes them (a finished row rewrites tracked result files, and the next
+    invocation of the same run must not read that as another computation)."""
+    try:
+        inside = Path(folder).resolve().relative_to(REPO)
+    except ValueError:  # a folder outside the checkout excludes nothing
+        return []
+    return ["--", ".", f":(exclude){inside.as_posix()}"] if inside.parts else []
 
 
 def library_versions() -> dict[str, str]:
@@ -172,7 +184,7 @@ class Run:
         self.out = Path(out)
         self.out.mkdir(parents=True, exist_ok=True)
         commit = git("rev-parse", "HEAD")
-        changes = git("status", "--porcelain", "--untracked-files=no")
+        changes = git("status", "--porcelain", "--untracked-files=no", *outside(self.out))
         source = "git"
         declared = os.environ.get("GEM_TASKS_COMMIT") or None
         if commit is None and declared:

@@ -182,6 +182,37 @@ def test_a_run_names_the_files_it_found_and_did_not_write(tmp_path: Path):
     assert set(record["files"]) == {"found.md", "rewritten.md", "new.md"}
 
 
+def test_a_runs_own_results_are_not_uncommitted_changes_of_the_code(tmp_path: Path, monkeypatch):
+    """A finished row rewrites tracked result files: the next invocation of the same run (its
+    journal compares the flag) must still see a clean tree; a change anywhere else counts."""
+    import subprocess
+
+    manifest = load_benchmark("common.manifest")
+    repo = tmp_path / "repo"
+    (repo / "results").mkdir(parents=True)
+    (repo / "code.py").write_text("x = 1\n")
+    (repo / "results" / "table.md").write_text("| 1 |\n")
+
+    def git(*args: str) -> None:
+        subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo, check=True
+        )
+
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-q", "-m", "first")
+    monkeypatch.setattr(manifest, "REPO", repo.resolve())
+    flag = lambda out: manifest.Run(out).record["uncommitted_changes"]  # noqa: E731
+    assert flag(repo / "results") is False
+    (repo / "results" / "table.md").write_text("| 2 |\n")  # the run's own output
+    assert flag(repo / "results") is False
+    assert flag(repo / "other") is True  # another run's folder: that table is a change
+    assert flag(tmp_path / "outside") is True  # a folder outside the checkout excludes nothing
+    (repo / "results" / "table.md").write_text("| 1 |\n")
+    (repo / "code.py").write_text("x = 2\n")
+    assert flag(repo / "results") is True
+
+
 def test_a_copy_without_git_records_the_commit_it_is_told_and_no_claim_on_changes(
     tmp_path: Path, monkeypatch
 ):
