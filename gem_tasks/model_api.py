@@ -1,5 +1,11 @@
 """Inspect model provider ``smollm2/embedded``: the embedded SmolLM2-135M-Instruct as a model
-under test, so the demo runs with no network and no API key."""
+under test, so the demo runs with no network and no API key.
+
+Model args (``-M``): ``dtype`` (``float32``, ``bfloat16``, ``float16``) and ``device`` (``cpu``,
+``cuda``, ...), both passed to the transformers backend; left out, the backend's defaults hold
+(a GPU when there is one; float32 on a CPU, bfloat16 on a GPU). Any other model arg is an error
+naming it.
+"""
 
 from __future__ import annotations
 
@@ -24,11 +30,13 @@ __all__ = ["EmbeddedSmolLM2"]
 
 DEFAULT_MAX_TOKENS = 1024
 MAX_CONNECTIONS = 32
+MODEL_ARGS = ("dtype", "device")
 
 
 class EmbeddedSmolLM2(ModelAPI):
     """Generates with the embedded model through transformers (greedy unless a temperature is
-    set). Shares the loaded weights with the ``embedded`` evaluation LM."""
+    set). Shares the loaded weights with the ``embedded`` evaluation LM loaded with the same
+    options (the defaults, or the same ``dtype`` and ``device``)."""
 
     def __init__(
         self,
@@ -47,7 +55,13 @@ class EmbeddedSmolLM2(ModelAPI):
         )
         if model_name not in ("embedded", "smollm2"):
             raise ValueError(f"unknown embedded model {model_name!r}: use 'smollm2/embedded'")
-        self._lm = load_evaluation_lm("embedded")
+        unknown = sorted(set(model_args) - set(MODEL_ARGS))
+        if unknown:
+            raise ValueError(
+                f"unknown model args {unknown} for smollm2/embedded: it takes {list(MODEL_ARGS)}"
+            )
+        options = {k: str(v) for k, v in model_args.items() if v is not None}
+        self._lm = load_evaluation_lm("embedded", **options)
 
     def max_tokens(self) -> int | None:
         return DEFAULT_MAX_TOKENS

@@ -9,11 +9,12 @@ of the stopped invocations, whose samples the finished log now holds, are remove
 per task remains and the leaderboard reads each sample once.
 
 :class:`Journal` (``invocations.json`` in the results folder) records each invocation: its
-commit, whether the tree had uncommitted changes, its start, a heartbeat written every
-``HEARTBEAT_S`` seconds while it works, and its end where it reached one; the time a resumed
-row took is the sum over its invocations (:meth:`Journal.seconds`), each counted to its end or,
-where it was stopped, to its last heartbeat. A resume is refused when the commit or the settings
-that decide the numbers differ from the first invocation's: the rows would mix two computations.
+commit, whether the tree had uncommitted changes, the machine it ran on, its start, a heartbeat
+written every ``HEARTBEAT_S`` seconds while it works, and its end where it reached one; the time
+a resumed row took is the sum over its invocations (:meth:`Journal.seconds`), each counted to its
+end or, where it was stopped, to its last heartbeat. A resume is refused when the commit or the
+settings that decide the numbers differ from the first invocation's: the rows would mix two
+computations.
 """
 
 from __future__ import annotations
@@ -99,6 +100,9 @@ class Journal:
         self.entry: dict[str, Any] = {
             "commit": self.commit,
             "uncommitted": self.uncommitted,
+            # rows of one run can be computed on different machines (a GPU machine's model row,
+            # the rule rows and the leaderboard here): each invocation says where it ran
+            "machine": run.record["machine"],
             "started": _stamp(_now()),
             "rows": {},
         }

@@ -93,6 +93,10 @@ def test_rows_are_listed_in_the_order_they_were_first_started(tmp_path):
     with later.row("c"):
         pass
     assert later.rows() == ["b", "a", "c"]
+    # each invocation says where it ran (a row can be computed on a GPU machine, the rest here)
+    machines = [i["machine"] for i in later.data["invocations"]]
+    assert machines == [Run(tmp_path).record["machine"]] * 2
+    assert {"platform", "cpu", "cpus"} <= set(machines[0])
 
 
 def test_the_fresh_flag_is_one_option_with_its_help():

@@ -133,6 +133,21 @@ def main(argv: list[str] | None = None) -> None:
         help=f"the MI scorer beside the decision metrics on the model's row ('none': none; "
         f"default {MI_SCORER})",
     )
+    parser.add_argument(
+        "--dtype",
+        choices=("float32", "bfloat16", "float16"),
+        help="the embedded model's dtype, as the model under test and as the MI scorer's LM "
+        "(default: the backend's, float32 on a CPU and bfloat16 on a GPU)",
+    )
+    parser.add_argument(
+        "--device", help="where the embedded model runs (default: a GPU when there is one)"
+    )
+    parser.add_argument(
+        "--max-connections",
+        type=int,
+        help="the model's concurrent samples, merged into shared batches (default: the "
+        "provider's, 32; more fills a GPU's batches)",
+    )
     add_fresh_option(parser, help="start a set over instead of resuming its stopped model row")
     parser.add_argument("--out", type=Path, default=HERE / "results")
     args = parser.parse_args(argv)
@@ -148,8 +163,8 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def run_set(name: str, args: argparse.Namespace) -> None:
-    """One set into ``args.out / name``: its rule and human rows (rerun each time: seconds),
-    the model's row (resumed where a stopped invocation left it), the leaderboard, the page, the
+    """One set into ``args.out / name``: the model's row (resumed where a stopped invocation
+    left it), the rule and human rows (rerun each time: seconds), the leaderboard, the page, the
     screenshot, ``verdicts.md``, ``timings.json``, ``invocations.json``, ``manifest.json``."""
     _, data, decisions = SETS[name]
     folder = args.out / name
@@ -159,14 +174,47 @@ def run_set(name: str, args: argparse.Namespace) -> None:
         "model": args.model,
         "max_tokens": args.max_tokens,
         "mi_scorer": args.mi_scorer,
+        "dtype": args.dtype,
+        "device": args.device,
+        "max_connections": args.max_connections,
     }
     provenance = Run(folder, data=[data, decisions], settings={**vars(args), "set": name})
     journal = Journal(provenance, settings=settings, fresh=args.fresh, logs=folder / "logs")
     records = joined_records(name, folder / "data")
-    rules = folder / "logs" / "rules"
-    shutil.rmtree(rules, ignore_errors=True)  # deterministic and quick: rerun, never mixed
     timings: dict[str, float] = {}
     verdicts: dict[str, dict[str, Any]] = {}
+    sources = []
+    if args.model_papers:
+        # the model's row first: it is the long one, and once its log has finished a stopped
+        # invocation resumes with the quick rows alone (on another machine too: a GPU machine's
+        # model row, the rule rows and the page here)
+        scorers = SCORERS if args.mi_scorer == "none" else f"{SCORERS},{args.mi_scorer}"
+        label = f"{name}/{args.model}"
+        lm_args = {k: v for k, v in (("dtype", args.dtype), ("device", args.device)) if v}
+        options: dict[str, Any] = {"model_args": lm_args} if lm_args else {}
+        if args.max_connections:
+            options["max_connections"] = args.max_connections
+        location = run_row(
+            journal,
+            label,
+            lambda: iclr(
+                dataset=str(records),
+                candidate="model",
+                scorers=scorers,
+                scorer_lm_args=lm_args or None,
+            ),
+            folder / "logs" / "model",
+            model=args.model,
+            limit=args.model_papers,
+            max_tokens=args.max_tokens,
+            display="plain",
+            **options,
+        )
+        log = read_eval_log(location)  # the one read of the model row's samples
+        model_row = (label, round(journal.seconds(label), 1), unread_verdicts(log))
+        sources.append(folder / "logs" / "model")
+    rules = folder / "logs" / "rules"
+    shutil.rmtree(rules, ignore_errors=True)  # deterministic and quick: rerun, never mixed
     for row in ROWS:
         started = time.perf_counter()
         [log] = inspect_eval(
@@ -179,24 +227,10 @@ def run_set(name: str, args: argparse.Namespace) -> None:
             raise SystemExit(f"{name} {row} failed: {log.error}")
         timings[f"{name}/{row}"] = round(time.perf_counter() - started, 1)
         verdicts[f"{name}/{row}"] = unread_verdicts(log)
-    sources = [rules]
+    sources.insert(0, rules)
     if args.model_papers:
-        scorers = SCORERS if args.mi_scorer == "none" else f"{SCORERS},{args.mi_scorer}"
-        label = f"{name}/{args.model}"
-        location = run_row(
-            journal,
-            label,
-            lambda: iclr(dataset=str(records), candidate="model", scorers=scorers),
-            folder / "logs" / "model",
-            model=args.model,
-            limit=args.model_papers,
-            max_tokens=args.max_tokens,
-            display="plain",
-        )
-        log = read_eval_log(location)  # the one read of the model row's samples
-        timings[label] = round(journal.seconds(label), 1)
-        verdicts[label] = unread_verdicts(log)
-        sources.append(folder / "logs" / "model")
+        label, seconds, unread = model_row
+        timings[label], verdicts[label] = seconds, unread
     board = compare_logs(sources, progress=False)
     board_folder = folder / "leaderboard"
     paths = write_leaderboard(board, board_folder, plot=True)
