@@ -225,6 +225,8 @@ class Run:
         started = datetime.datetime.fromisoformat(self.record["started"]).timestamp()
         manifest = {
             **self.record,
+            # described again at the end: the GPU is known once torch has loaded a model on it
+            "machine": describe_machine(),
             "ended": now(),
             "files": files,
             # files this run found and did not rewrite: an earlier run's (see earlier_runs), or

@@ -32,6 +32,7 @@ from typing import Any
 from inspect_ai import Task, eval_set
 from inspect_ai.log import list_eval_logs, read_eval_log
 
+from benchmarks.common.machine import describe_machine
 from benchmarks.common.manifest import Run
 
 JOURNAL = "invocations.json"
@@ -129,6 +130,7 @@ class Journal:
             while not stop.wait(HEARTBEAT_S):
                 with self._lock:
                     timing["alive"] = _stamp(_now())
+                    self._seen_machine()
                     self._write()
 
         beating = threading.Thread(target=beat, name=f"heartbeat {name}", daemon=True)
@@ -137,11 +139,17 @@ class Journal:
             yield
             with self._lock:
                 timing["alive"] = timing["ended"] = _stamp(_now())
+                self._seen_machine()
         finally:
             stop.set()
             beating.join()
             with self._lock:
                 self._write()
+
+    def _seen_machine(self) -> None:
+        """The machine as a row sees it once it works: the GPU appears once torch has loaded a
+        model on it (the invocation starts before any model is loaded)."""
+        self.entry["machine"] = describe_machine()
 
     def seconds(self, name: str) -> float:
         """Row ``name``'s time summed over the invocations that worked on it (each to its end,

@@ -582,3 +582,29 @@ def test_rated_systems_are_rows_beside_their_expert_ratings(tmp_path):
     x = [rouge.loc[f"system:{s}", "mean"] for s in systems]
     y = [rating.loc[f"system:{s}", "mean"] for s in systems]
     assert row["spearman_rho"] == pytest.approx(spearman(x, y)[0])
+
+
+def test_a_plot_with_no_drawable_row_warns_nothing(tmp_path):
+    """A group whose rows all lack a finite mean (a rating error where no rating was stated)
+    is drawn empty, without matplotlib's 'no artists with labels' warning reaching the user."""
+    import warnings
+
+    from gem_tasks.analysis.leaderboard.plot import plot_group
+
+    rows = pd.DataFrame(
+        {
+            "model": ["a", "human"],
+            "metric": ["rating_error"] * 2,
+            "group": ["g"] * 2,
+            "mean": [float("nan"), float("nan")],
+            "is_human": [False, True],
+            "rank": [1, 2],
+            "ci90_lower": [float("nan")] * 2,
+            "ci90_upper": [float("nan")] * 2,
+        }
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        plot = plot_group(rows, tmp_path / "empty.png", title="rating error")
+    assert plot.points == [] and plot.human is None
+    assert (tmp_path / "empty.png").stat().st_size > 0

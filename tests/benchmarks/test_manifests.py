@@ -276,3 +276,14 @@ def test_the_files_a_runs_options_name_are_found_for_its_manifest(tmp_path: Path
     assert manifest.files_named_in(None) == []
     [described] = manifest.describe_data(manifest.files_named_in({"a": str(fit)}))
     assert described["bytes"] == 3 and described["sha256"] == manifest.sha256(fit)
+
+
+def test_the_machine_is_described_again_when_the_run_finishes(tmp_path: Path, monkeypatch):
+    """A run starts before torch has loaded a model, so the GPU it then uses is only known at
+    the end (seen on an H100: a journal and manifest with no GPU)."""
+    manifest = load_benchmark("common.manifest")
+    run = manifest.Run(tmp_path / "results")
+    assert "gpu" not in run.record["machine"] or run.record["machine"]["gpu"]
+    seen = {"platform": "p", "cpu": "c", "cpus": 16, "gpu": {"name": "NVIDIA H100 80GB HBM3"}}
+    monkeypatch.setattr(manifest, "describe_machine", lambda: seen)
+    assert json.loads(run.finish().read_text())["machine"] == seen

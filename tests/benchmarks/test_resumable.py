@@ -172,3 +172,16 @@ def test_a_stopped_eval_resumes_with_its_finished_samples_and_leaves_one_log(tmp
     assert [p.name for p in logs.glob("*.eval")] == [Path(log.location).name]
     assert resumable.finished_log(logs) == log.location
     assert resumable.finished_log(tmp_path / "never_run") is None
+
+
+def test_an_invocation_records_the_gpu_its_row_saw(tmp_path, monkeypatch):
+    """The journal entry is written before any model loads; the machine is described again at
+    each heartbeat and when a row ends, so a GPU loaded on the way is recorded."""
+    journal = Journal(Run(tmp_path), settings={})
+    assert "gpu" not in journal.entry["machine"] or journal.entry["machine"]["gpu"]
+    seen = {"platform": "p", "cpu": "c", "cpus": 16, "gpu": {"name": "NVIDIA H100 80GB HBM3"}}
+    monkeypatch.setattr(resumable, "describe_machine", lambda: seen)
+    with journal.row("model"):
+        pass
+    written_entry = json.loads((tmp_path / resumable.JOURNAL).read_text())["invocations"][-1]
+    assert written_entry["machine"] == seen

@@ -134,7 +134,8 @@ def plot_group(
         ax.set_ylabel(ylabel)
         ax.set_title("\n".join(textwrap.fill(t, 90) for t in title.splitlines()), fontsize=8)
         ax.margins(x=0.15)
-        ax.legend(fontsize=7, loc="best")
+        if ax.get_legend_handles_labels()[0]:  # a plot of rule rows alone has no labelled series
+            ax.legend(fontsize=7, loc="best")
         fig.tight_layout()
         path = Path(path)
         fig.savefig(path, dpi=120)
