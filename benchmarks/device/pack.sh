@@ -5,8 +5,8 @@
 #
 #   .dev/a, .dev/b   the embedded model's GGUF file in two halves (98 MB: too big for one call)
 #   .dev/c           inspect_ai and the other packages the device lacks, as an installed site
-#                    for its Python 3.12 (xz), the shared data files named here (xz), this
-#                    checkout's .git (so the run's manifest and journal name the commit)
+#                    for its Python 3.12 (xz), the shared data files named here (xz), a git
+#                    repository of this commit (so the run's manifest and journal name it)
 #
 #   bash benchmarks/device/pack.sh ../shared/data/iclr2023_gem/iclr2023_reviews.jsonl ...
 #
@@ -23,7 +23,9 @@ cd "$(dirname "$0")/../.."
 if [ -n "$(git status --porcelain --untracked-files=no)" ]; then
   echo "commit first: the device must run a committed tree" >&2; exit 2
 fi
-grep -qx '/.dev/' .git/info/exclude 2>/dev/null || echo '/.dev/' >> .git/info/exclude
+exclude=$(git rev-parse --git-path info/exclude)
+mkdir -p "$(dirname "$exclude")"
+grep -qx '/.dev/' "$exclude" 2>/dev/null || echo '/.dev/' >> "$exclude"
 rm -rf .dev && mkdir -p .dev/a .dev/b .dev/c
 data_root="$(cd .. && pwd)/shared/data"
 
@@ -83,5 +85,11 @@ rm -rf .dev/wheels "$(dirname "$site")"
 files=()
 for f in "$@"; do files+=("$(realpath --relative-to="$data_root" "$f")"); done
 tar -C "$data_root" -cJf .dev/c/data.tar.xz "${files[@]}"
-tar -cf .dev/c/git.tar .git
+# a repository of this commit alone (a worktree's .git is a file pointing elsewhere); run.sh
+# rebuilds its index from HEAD there
+repo=$(mktemp -d)
+git init -q "$repo" && git -C "$repo" fetch -q "$PWD" HEAD
+git -C "$repo" update-ref refs/heads/run FETCH_HEAD && git -C "$repo" symbolic-ref HEAD refs/heads/run
+echo '/.dev/' >> "$repo/.git/info/exclude"
+tar -C "$repo" -cf .dev/c/git.tar .git && rm -rf "$repo"
 du -sh .dev/a .dev/b .dev/c

@@ -26,6 +26,7 @@ fi
 mkdir -p ../shared/data && tar -C ../shared/data -xJf .dev/c/data.tar.xz || exit 13
 rm -rf .git && tar -xf .dev/c/git.tar || exit 14
 git config --global --add safe.directory '*'
+git reset -q || exit 14  # the index from HEAD: the copied tree then reads as clean
 python3 -m pip install -q --no-deps --no-build-isolation --no-index -e . >/dev/null 2>&1 || exit 15
 rm -rf ./*.egg-info  # from the repository root it would hide the installed metadata from Inspect
 if [ -d /tmp/dev/results ] && [ ! -e "$results" ]; then
