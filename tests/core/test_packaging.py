@@ -18,9 +18,16 @@ def test_entry_point_is_registered():
 
 
 @pytest.mark.slow
-def test_registry_names_are_namespaced(tmp_path):
-    # run where a user would (outside the source tree: a checkout's own gem_tasks.egg-info on
-    # sys.path would hide the installed distribution from Inspect's namespacing)
+@pytest.mark.parametrize("where", ["elsewhere", "repository root"])
+def test_registry_names_are_namespaced(tmp_path, where):
+    # where a user runs inspect, and where the evidence runs start (python -m benchmarks... from
+    # the root: a gem_tasks.egg-info left there by `pip install -e .` would hide the installed
+    # distribution from Inspect's namespacing; scripts/test.sh removes it)
+    if where == "repository root" and (REPO / "gem_tasks.egg-info").exists():
+        pytest.fail(
+            "gem_tasks.egg-info in the repository root makes Inspect name tasks without their "
+            "package when run from there: remove it (scripts/test.sh does after installing)"
+        )
     code = (
         "from inspect_ai._util.registry import registry_info\n"
         "import gem_tasks._registry as r\n"
@@ -28,8 +35,9 @@ def test_registry_names_are_namespaced(tmp_path):
         "         for n in ('iclr', 'gem', 'gem_raw', 'gem_s', 'gem_s_assw', 'human_review')]\n"
         "print(','.join(names))\n"
     )
+    cwd = tmp_path if where == "elsewhere" else REPO
     run = subprocess.run(
-        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True
+        [sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, check=True
     )
     assert run.stdout.strip().split(",") == [
         "gem_tasks/iclr",
