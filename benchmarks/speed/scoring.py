@@ -247,12 +247,22 @@ def main(argv: list[str] | None = None) -> dict:
     )
     parser.add_argument("--no-vllm", action="store_true")
     parser.add_argument(
+        "--cost-models",
+        type=int,
+        nargs="+",
+        default=[1, 2, 4],
+        help="numbers of candidate models whose scoring cost on shared references is counted "
+        "(default 1 2 4)",
+    )
+    parser.add_argument(
         "--out", type=Path, default=HERE / "results" / "scoring_cpu" / "scoring_cpu.json"
     )
     parser.add_argument(
         "--export-workload", type=Path, help="only write the requests' token ids to this file"
     )
     args = parser.parse_args(argv)
+    if any(m < 1 for m in args.cost_models):
+        parser.error(f"--cost-models must be positive numbers, got {args.cost_models}")
     provenance = (
         None
         if args.export_workload
@@ -340,7 +350,7 @@ def main(argv: list[str] | None = None) -> dict:
             + (f"   rounds {min(spread):.2f}-{max(spread):.2f}x" if spread else "")
         )
 
-    costs = [candidate_cost(lm, triples, m) for m in (1, 2, 4)]
+    costs = [candidate_cost(lm, triples, m) for m in args.cost_models]
     print(
         f"\n{'models':>6} {'requests':>9} {'naive':>6} {'tokens':>8} {'re-run hits':>12} "
         f"{'re-run s':>9}"

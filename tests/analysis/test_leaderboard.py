@@ -384,11 +384,12 @@ def inspect_score(log: Path, output: Path, *args: str) -> subprocess.CompletedPr
 
 
 @pytest.fixture(scope="module")
-def demo_logs(tmp_path_factory):
+def demo_logs(tmp_path_factory, tiny_folder):
     """The embedded model's reviews generated once (no scoring) and scored afterwards, as
-    `inspect score` does, with two evaluation LMs (the embedded model in float32 and in
-    bfloat16); the human baseline scored in the eval with the float32 one. All in this process
-    (the command lines are tested in test_inspect_eval.py and by test_inspect_score_cli)."""
+    `inspect score` does, with two evaluation LMs (the embedded model, and the tiny random
+    Llama: a second LM whose numbers only need to be its own, at no cost); the human baseline
+    scored in the eval with the embedded one. All in this process (the command lines are tested
+    in test_inspect_eval.py and by test_inspect_score_cli)."""
     import inspect_ai
     from inspect_ai.log import write_eval_log
 
@@ -414,7 +415,7 @@ def demo_logs(tmp_path_factory):
         display="none",
     )
     assert unscored.status == human.status == "success"
-    for folder, args in (("lm_fp32", {}), ("lm_bf16", {"scorer_lm_args": {"dtype": "bfloat16"}})):
+    for folder, args in (("lm_embedded", {}), ("lm_tiny", {"scorer_lm": f"hf/{tiny_folder}"})):
         scored = inspect_ai.score(unscored, SCORERS["gem_raw"](**args), display="none")
         (root / folder).mkdir()
         write_eval_log(scored, str(root / folder / "model.eval"))
@@ -427,17 +428,17 @@ def sample_values(path: Path, scorer: str = "gem_raw") -> dict[str, float]:
 
 
 @pytest.mark.slow
-def test_rescored_logs_form_one_group_per_evaluation_lm(demo_logs, tmp_path, capsys):
+def test_rescored_logs_form_one_group_per_evaluation_lm(demo_logs, tiny_folder, capsys):
     [human_log] = sorted((demo_logs / "human" / "logs").glob("*.eval"))
-    model_fp32 = demo_logs / "lm_fp32" / "model.eval"
-    model_bf16 = demo_logs / "lm_bf16" / "model.eval"
+    model_embedded = demo_logs / "lm_embedded" / "model.eval"
+    model_tiny = demo_logs / "lm_tiny" / "model.eval"
     lms = {
         p: read_eval_log(str(p)).samples[0].scores["gem_raw"].metadata["signature"]
-        for p in (human_log, model_fp32, model_bf16)
+        for p in (human_log, model_embedded, model_tiny)
     }
-    assert lms[model_fp32]["evaluation_lm"].endswith(":float32")
-    assert lms[model_bf16]["evaluation_lm"].endswith(":bfloat16")
-    assert lms[model_fp32] == lms[human_log]  # same scoring whether in the eval or afterwards
+    assert lms[model_embedded]["evaluation_lm"].startswith("embedded/SmolLM2")
+    assert str(tiny_folder.resolve()) in lms[model_tiny]["evaluation_lm"]
+    assert lms[model_embedded] == lms[human_log]  # same scoring whether in the eval or afterwards
 
     board = compare_logs([demo_logs], progress=False)
     assert any("reviews" in n and "no scores" in n for n in board.notes)  # the --no-score log
@@ -449,9 +450,9 @@ def test_rescored_logs_form_one_group_per_evaluation_lm(demo_logs, tmp_path, cap
     assert list(second.index) == ["smollm2/embedded"]
     assert board.differences["field"].tolist() == ["evaluation_lm"]
     for rows, path in [
-        (first.loc["smollm2/embedded"], model_fp32),
+        (first.loc["smollm2/embedded"], model_embedded),
         (first.loc[HUMAN_LABEL], human_log),
-        (second.loc["smollm2/embedded"], model_bf16),
+        (second.loc["smollm2/embedded"], model_tiny),
     ]:
         values = np.array(list(sample_values(path).values()))
         assert rows["scored"] == 3
@@ -462,7 +463,7 @@ def test_rescored_logs_form_one_group_per_evaluation_lm(demo_logs, tmp_path, cap
             values.mean() - stats.t.ppf(0.95, 2) * se, rel=1e-9
         )
     [pair] = board.pairs[board.pairs["group"] == "1"].to_dict("records")
-    human, model = sample_values(human_log), sample_values(model_fp32)
+    human, model = sample_values(human_log), sample_values(model_embedded)
     papers = sorted(human)
     x = np.array([human[p] if pair["model_a"] == HUMAN_LABEL else model[p] for p in papers])
     y = np.array([model[p] if pair["model_a"] == HUMAN_LABEL else human[p] for p in papers])

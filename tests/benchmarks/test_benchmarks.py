@@ -146,21 +146,32 @@ def test_cpu_benchmark_on_the_demo_data(tmp_path: Path, monkeypatch):
     scoring = load_benchmark("speed.scoring")
     monkeypatch.setattr(scoring, "SHARED", tmp_path / "absent")  # the bundled demo
     out, workload = tmp_path / "cpu.json", tmp_path / "workload.json"
-    exported = scoring.main(["--pairs", "4", "--export-workload", str(workload)])
-    assert exported == {"source": "bundled demo", "exported": 8}
+    exported = scoring.main(["--pairs", "2", "--export-workload", str(workload)])
+    assert exported == {"source": "bundled demo", "exported": 4}
     assert not out.exists()
     rows = json.loads(workload.read_text())["requests"]
-    assert len(rows) == 8 and all(row["context"] and row["target"] for row in rows)
-    report = scoring.main(["--pairs", "4", "--no-vllm", "--out", str(out)])
+    assert len(rows) == 4 and all(row["context"] and row["target"] for row in rows)
+    args = ["--pairs", "2", "--no-vllm", "--cost-models", "1", "2", "--out", str(out)]
+    report = scoring.main(args)
     assert json.loads(out.read_text()) == report
     assert report["source"] == "bundled demo"
     assert [b["backend"] for b in report["backends"]] == ["baseline", "hf", "hf-no-reuse"]
     assert report["tokens_planned"] < report["tokens"]
     costs = {c["models"]: c for c in report["candidate_cost"]}
-    # demo papers have 3 reviews: 2 references x (GEM, GEM-S) = 4 pairs, 4 marginals paid once
-    assert [costs[m]["forward_requests"] for m in (1, 2, 4)] == [8, 12, 20]
-    assert [costs[m]["naive_requests"] for m in (1, 2, 4)] == [8, 16, 32]
+    assert list(costs) == [1, 2]  # --cost-models (the benchmark's default: 1 2 4)
+    # the first demo paper's GEM pairs: its first review against its 2 others (a conditional
+    # and a marginal each), the 2 marginals paid once for both models
+    assert [costs[m]["forward_requests"] for m in (1, 2)] == [4, 6]
+    assert [costs[m]["naive_requests"] for m in (1, 2)] == [4, 8]
     assert all(c["rerun_hit_rate"] == 1.0 and c["rerun_new_requests"] == 0 for c in costs.values())
+
+
+def test_cpu_benchmark_refuses_a_cost_count_below_one(capsys):
+    scoring = load_benchmark("speed.scoring")
+    with pytest.raises(SystemExit) as stop:
+        scoring.main(["--cost-models", "1", "0"])
+    assert stop.value.code == 2
+    assert "--cost-models must be positive numbers, got [1, 0]" in capsys.readouterr().err
 
 
 @pytest.mark.slow

@@ -66,14 +66,6 @@ class Scripted:
 
 
 @pytest.fixture(scope="module")
-def tiny_folder(tmp_path_factory, tiny_model, tokenizer) -> Path:
-    folder = tmp_path_factory.mktemp("tiny_llama")
-    tiny_model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
-
-
-@pytest.fixture(scope="module")
 def fit_on(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("fit") / "past.jsonl"
     judgments = "The reviewer appreciates the method.\nThe reviewer criticizes the data."

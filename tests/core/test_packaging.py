@@ -281,3 +281,12 @@ def test_families_do_not_reach_into_each_other():
         if family(target) and family(target) != family(module) and module.startswith("scorers")
     )
     assert crossing == []
+
+
+def test_the_longest_test_files_scheduled_first_exist():
+    """``conftest.LONGEST_FILES`` names test files that exist (a renamed one would silently
+    lose its place at the front of the suite)."""
+    from conftest import LONGEST_FILES, REPO
+
+    assert len(set(LONGEST_FILES)) == len(LONGEST_FILES)
+    assert [name for name in LONGEST_FILES if not (REPO / name).is_file()] == []

@@ -141,8 +141,18 @@ def test_lower_is_better_metrics_rank_the_lowest_mean_first(tmp_path):
     assert not math.isnan(table.loc["m/low", "mean"])
 
 
+@pytest.fixture(scope="module")
+def human_baseline_cache(tmp_path_factory) -> str:
+    """One score cache for this module's runs of the human baseline on the first demo papers:
+    the second run's GEM and GEM-S requests are hits (what it checks is not how they were
+    computed)."""
+    return str(tmp_path_factory.mktemp("registry_cache"))
+
+
 @pytest.mark.slow
-def test_plain_python_gives_exactly_the_number_inspect_logs(tmp_path, demo_records):
+def test_plain_python_gives_exactly_the_number_inspect_logs(
+    tmp_path, demo_records, human_baseline_cache
+):
     """``get_metric(name).score(item, resources)`` equals the logged score of the same sample."""
     from inspect_ai import eval as inspect_eval
 
@@ -155,7 +165,7 @@ def test_plain_python_gives_exactly_the_number_inspect_logs(tmp_path, demo_recor
             candidate="human",
             scorers="gem,gem_s",
             dataset_summaries=True,
-            cache_dir=str(tmp_path / "cache"),
+            cache_dir=human_baseline_cache,
         ),
         model="mockllm/model",
         limit=2,
@@ -164,7 +174,7 @@ def test_plain_python_gives_exactly_the_number_inspect_logs(tmp_path, demo_recor
     )
     assert log.status == "success", log.error
     # the same cache: a request built differently would miss it and be computed anew
-    resources = Resources(evaluation_lm="embedded", cache_dir=tmp_path / "cache")
+    resources = Resources(evaluation_lm="embedded", cache_dir=human_baseline_cache)
     by_id = {paper.id: paper for paper in demo_records}
     for sample in log.samples:
         paper = by_id[sample.id]
@@ -185,8 +195,10 @@ def test_plain_python_gives_exactly_the_number_inspect_logs(tmp_path, demo_recor
 
 
 @pytest.mark.slow
-def test_every_registered_metric_runs_through_inspect_and_the_leaderboard(tmp_path, capsys):
-    """The issue's check, small: the human baseline on two demo papers with GEM and every
+def test_every_registered_metric_runs_through_inspect_and_the_leaderboard(
+    tmp_path, capsys, human_baseline_cache
+):
+    """The issue's check, small: the human baseline on one demo paper with GEM and every
     baseline, then ``gem-tasks leaderboard`` lists every metric."""
     from inspect_ai import eval as inspect_eval
 
@@ -200,10 +212,10 @@ def test_every_registered_metric_runs_through_inspect_and_the_leaderboard(tmp_pa
             scorers=",".join(names),
             dataset_summaries=True,
             scorer_options={"lm_examiner": {"max_tokens": 24}},
-            cache_dir=str(tmp_path / "cache"),
+            cache_dir=human_baseline_cache,
         ),
         model="mockllm/model",
-        limit=2,
+        limit=1,
         log_dir=str(tmp_path / "logs"),
         display="none",
     )

@@ -374,17 +374,16 @@ def test_the_external_tools_accept_the_options_shown():
 
 @pytest.fixture(scope="module")
 def logs_folder(tmp_path_factory) -> Path:
-    """A folder with a real log of GEM, GEM-S and GEM-raw (two demo papers, the human baseline
-    with the stored judgment summaries, the embedded evaluation LM)."""
+    """A folder with a real log of GEM, GEM-S and GEM-raw (one demo paper, the human baseline
+    with the stored judgment summaries, the embedded evaluation LM; the session's score cache)."""
     work = tmp_path_factory.mktemp("snippets")
     run = subprocess.run(
         ["inspect", "eval", "gem_tasks/iclr", "--model", "none", "-T", "candidate=human"]
-        + ["--limit", "2"]
+        + ["--limit", "1"]
         + ["-T", "dataset_summaries=true", "--log-dir", str(work / "logs"), "--display", "none"],
         cwd=work,
         capture_output=True,
         text=True,
-        env={**os.environ, "GEM_TASKS_CACHE_DIR": str(work / "cache")},
     )
     assert run.returncode == 0, run.stderr[-3000:]
     return work
@@ -411,6 +410,5 @@ def test_every_python_snippet_runs(page, k, code, logs_folder):
         capture_output=True,
         text=True,
         timeout=600,
-        env={**os.environ, "GEM_TASKS_CACHE_DIR": str(logs_folder / "cache")},
     )
     assert run.returncode == 0, f"{page} snippet {k}:\n{run.stderr[-3000:]}"

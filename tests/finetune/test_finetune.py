@@ -31,15 +31,6 @@ pytest.importorskip("peft")
 
 
 @pytest.fixture(scope="module")
-def tiny_folder(tmp_path_factory, tiny_model, tokenizer) -> Path:
-    """The tiny random Llama saved as a transformers folder (a base model to fine-tune)."""
-    folder = tmp_path_factory.mktemp("tiny_base")
-    tiny_model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
-
-
-@pytest.fixture(scope="module")
 def data_dir(tmp_path_factory, demo_records, tokenizer) -> Path:
     folder = tmp_path_factory.mktemp("finetune_data")
     data = build_finetune_data(demo_records, tokenizer, papers=2)

@@ -44,7 +44,7 @@ def _no_abstracts(tmp_path: Path) -> Path:
     return path
 
 
-def _tasks(tmp_path: Path):
+def _tasks(tmp_path: Path, lm: str):
     from gem_tasks.tasks.correlation import correlation
     from gem_tasks.tasks.iclr import iclr
     from gem_tasks.tasks.review_quality import review_quality
@@ -57,9 +57,14 @@ def _tasks(tmp_path: Path):
             candidate="human",
             dataset_summaries=True,
             cache_dir=cache,
+            scorer_lm=lm,
         ),
         "review_quality": review_quality(
-            scorers=NEEDS_NEGATIVES, candidate="human", scorer_options=OPTIONS, cache_dir=cache
+            scorers=NEEDS_NEGATIVES,
+            candidate="human",
+            scorer_options=OPTIONS,
+            cache_dir=cache,
+            scorer_lm=lm,
         ),
         "robustness": robustness(
             scorers=NEEDS_NEGATIVES,
@@ -67,20 +72,26 @@ def _tasks(tmp_path: Path):
             level="judgments",
             scorer_options=OPTIONS,
             cache_dir=cache,
+            scorer_lm=lm,
         ),
         "correlation": correlation(
             dataset=str(_graded_demo(tmp_path)),
             scorers=NEEDS_NEGATIVES,
             scorer_options=OPTIONS,
             cache_dir=cache,
+            scorer_lm=lm,
         ),
     }
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["iclr", "review_quality", "robustness", "correlation"])
-def test_every_inspect_task_draws_negatives_for_a_metric_that_needs_them(tmp_path, name):
-    task = _tasks(tmp_path)[name]
+def test_every_inspect_task_draws_negatives_for_a_metric_that_needs_them(
+    tmp_path, name, tiny_folder
+):
+    """Scored by the tiny random Llama: what is checked is where the negatives go, not what
+    they are worth."""
+    task = _tasks(tmp_path, f"hf/{tiny_folder}")[name]
     [log] = inspect_eval(
         task, model="mockllm/model", limit=1, log_dir=str(tmp_path / "logs"), display="none"
     )
@@ -99,7 +110,7 @@ def test_every_inspect_task_draws_negatives_for_a_metric_that_needs_them(tmp_pat
 
 
 @pytest.mark.slow
-def test_the_lm_eval_task_draws_negatives_for_a_metric_that_needs_them():
+def test_the_lm_eval_task_draws_negatives_for_a_metric_that_needs_them(tiny_folder):
     from gem_tasks.lm_eval_tasks.gre_bench import load_docs, process_results, score_reviews
 
     docs = load_docs(
@@ -107,6 +118,7 @@ def test_the_lm_eval_task_draws_negatives_for_a_metric_that_needs_them():
         candidate="human",
         dataset_summaries=True,
         scorer_options=OPTIONS,
+        scorer_lm=f"hf/{tiny_folder}",
     )["test"]
     doc = dict(docs[0])
     assert len(json.loads(doc["document"])["negatives"]) == 4

@@ -591,9 +591,10 @@ def test_fmi_cells_through_inspect_with_an_oracle_role(tmp_path, demo_records):
 
 
 @pytest.mark.slow
-def test_an_fmi_cell_in_the_robustness_task_keeps_its_negatives(tmp_path):
+def test_an_fmi_cell_in_the_robustness_task_keeps_its_negatives(tmp_path, tiny_folder):
     """Judgment deletion on stored summaries with NWJ: both sides of a pair use the same four
-    negatives, and the paired score is logged for every sample."""
+    negatives, and the paired score is logged for every sample (scored by the tiny random
+    Llama: what is checked is where the negatives go, not what the scores are worth)."""
     from inspect_ai import eval as inspect_eval
 
     from gem_tasks.tasks.robustness import robustness
@@ -604,6 +605,7 @@ def test_an_fmi_cell_in_the_robustness_task_keeps_its_negatives(tmp_path):
             scorers="fmi_kl_fvar_token",
             dataset_summaries=True,
             cache_dir=str(tmp_path / "cache"),
+            scorer_lm=f"hf/{tiny_folder}",
         ),
         model="mockllm/model",
         limit=2,
