@@ -80,12 +80,9 @@ def isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     and written atomically, so sharing it changes no result and spares every worker the
     GGUF's half-minute de-quantisation. A test of materialisation itself (first run on a
     machine) gives the model its own cache folder."""
-    from scorers.lm.cache import default_cache_dir
+    from scorers.lm.embedded import share_machine_models
 
-    machine_models = default_cache_dir() / "models"
-    machine_models.mkdir(parents=True, exist_ok=True)
-    folder = tmp_path_factory.mktemp("gem_cache")
-    (folder / "models").symlink_to(machine_models, target_is_directory=True)
+    folder = share_machine_models(tmp_path_factory.mktemp("gem_cache"))
     os.environ["GEM_TASKS_CACHE_DIR"] = str(folder)
     return folder
 

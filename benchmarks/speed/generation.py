@@ -41,8 +41,8 @@ from benchmarks.common.paths import DEMO, REPO
 from scorers.data.records import load_records
 from scorers.lm import load_evaluation_lm
 from scorers.lm.base import GenerationSettings
-from scorers.lm.cache import default_cache_dir
 from scorers.lm.chat import generation_prompts
+from scorers.lm.embedded import share_machine_models
 from scorers.text.judgments import PREPROCESS_SETTINGS, preprocess_messages
 
 HERE = Path(__file__).resolve().parent
@@ -169,7 +169,7 @@ def run_demo(tree: Path, workdir: Path) -> dict[str, Any]:
     run raises with the end of its output."""
     cache = workdir / "cache"
     cache.mkdir(parents=True)
-    (cache / "models").symlink_to(default_cache_dir() / "models")
+    share_machine_models(cache)
     env = dict(os.environ, GEM_TASKS_CACHE_DIR=str(cache))
     if tree.resolve() != REPO.resolve():
         env["PYTHONPATH"] = str(tree)

@@ -26,6 +26,7 @@ __all__ = [
     "embedded_identity",
     "locate",
     "materialize_embedded",
+    "share_machine_models",
 ]
 
 EMBEDDED_MODEL_NAME = "SmolLM2-135M-Instruct"
@@ -111,6 +112,18 @@ def materialize_embedded(cache_dir: Path | None = None) -> Path:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
     return target
+
+
+def share_machine_models(cache_dir: Path) -> Path:
+    """Make ``cache_dir``'s ``models`` folder a link to the machine's (``default_cache_dir()``'s,
+    created if missing): a fresh score cache with warm model folders. A model folder is named by
+    its weights' fingerprint and appears atomically, so sharing it changes no score. Raises
+    ``FileExistsError`` when ``cache_dir`` already has a ``models`` entry."""
+    machine = default_cache_dir() / "models"
+    machine.mkdir(parents=True, exist_ok=True)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    (cache_dir / "models").symlink_to(machine.resolve(), target_is_directory=True)
+    return cache_dir
 
 
 def locate(spec: str) -> tuple[str, str]:

@@ -213,3 +213,19 @@ def test_a_waiting_call_computes_the_request_when_the_one_in_flight_failed(tmp_p
     assert isinstance(first, RuntimeError)
     assert second == [LogprobResult(-3.0, 1)]
     assert backend.batches == [[request], [request]]
+
+
+def test_a_fresh_cache_shares_the_machines_model_folder(tmp_path, monkeypatch):
+    """share_machine_models links a cache's models folder to the machine's, creating the
+    machine's when it is missing (a link to a missing folder would fail the first
+    materialisation), and refuses a cache that has one already."""
+    from scorers.lm.embedded import share_machine_models
+
+    monkeypatch.setenv("GEM_TASKS_CACHE_DIR", str(tmp_path / "machine"))
+    fresh = share_machine_models(tmp_path / "fresh")
+    assert (fresh / "models").is_symlink()
+    assert (fresh / "models").resolve() == (tmp_path / "machine" / "models").resolve()
+    (fresh / "models" / "m").mkdir()
+    assert (tmp_path / "machine" / "models" / "m").is_dir()
+    with pytest.raises(FileExistsError):
+        share_machine_models(fresh)
