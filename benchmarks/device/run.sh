@@ -18,6 +18,7 @@ export PYTHONUNBUFFERED=1 PYTHONPATH=/tmp/site312 GEM_TASKS_CACHE_DIR=/tmp/gemca
   HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 if [ ! -f /tmp/site312/.models-ok ]; then
   tar -C /tmp -xJf .dev/c/site312.tar.xz || exit 11
+  cp .dev/c/models.part.* /tmp/dev/ 2>/dev/null  # the last part, when it rode with .dev/c
   cat /tmp/dev/models.part.* > /tmp/dev/models.tar || exit 12
   [ "$(sha256sum < /tmp/dev/models.tar | cut -d' ' -f1)" = "$(cat .dev/c/models.sha256)" ] \
     || { echo "model packages damaged or incomplete: copy every numbered .dev folder first"; exit 12; }
