@@ -80,16 +80,20 @@ while todo:
         req = Requirement(text)
         if not req.marker or req.marker.evaluate({"extra": ""}):
             todo.append(req.name)
+built = {"rouge-score"}  # pure Python, published as a source archive only: built into a wheel here
 for name in sorted(n for n, v in seen.items() if v) + refresh:
-    print(f"{name}=={md.version(name)}")
+    print(f"{name}=={md.version(name)}", "# build" if name in built else "")
 PY
+grep '# build' .dev/requirements.txt | cut -d' ' -f1 > .dev/build.txt
+grep -v '# build' .dev/requirements.txt | cut -d' ' -f1 > .dev/binary.txt
 platforms=""
 for p in manylinux_2_5 manylinux1 manylinux2014 manylinux_2_17 manylinux_2_24 manylinux_2_27 \
          manylinux_2_28 manylinux_2_31 manylinux_2_34 manylinux_2_35; do
   platforms+=" --platform ${p}_x86_64"
 done
 python -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
-  $platforms -d .dev/wheels -r .dev/requirements.txt
+  $platforms -d .dev/wheels -r .dev/binary.txt
+[ -s .dev/build.txt ] && python -m pip wheel -q --no-deps -w .dev/wheels -r .dev/build.txt
 site=$(mktemp -d)/site312
 python -m pip install -q --no-deps --no-compile --only-binary=:all: --python-version 3.12 \
   --implementation cp $platforms --target "$site" .dev/wheels/*.whl
