@@ -544,6 +544,11 @@ def test_beyond_rating_benchmark_runs_rows_over_invocations_and_reads_finished_o
     assert len(json.loads((out / "invocations.json").read_text())["invocations"]) == 1
     with pytest.raises(SystemExit, match="unknown run"):
         bench.main([*argv, "--runs", "humans"])
+    # --dtype reaches the scorers' LM (and Binoculars' options), recorded in the task's arguments
+    with pytest.raises(SystemExit, match="no complete log"):
+        bench.main([*argv, "--fresh", "--runs", "human", "--dtype", "float32"])
+    task_args = read_eval_log(bench.finished_log(out / "logs" / "human")).eval.task_args
+    assert task_args["scorer_lm_args"] == {"dtype": "float32"}
 
 
 def test_beyond_judge_probe_pairs_and_scores_a_judge_with_known_answers(tmp_path: Path):

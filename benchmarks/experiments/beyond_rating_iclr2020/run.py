@@ -171,10 +171,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--model", default="smollm2/embedded", help="the model writing reviews")
     parser.add_argument(
         "--dtype",
-        default="float32",
-        help="the embedded model's dtype, as the model writing reviews, as the scorers' LM and as "
-        "both Binoculars models (default float32, the CPU reference; a GPU's own default, "
-        "bfloat16, gives another model's numbers)",
+        choices=("float32", "bfloat16", "float16"),
+        help="the embedded model's dtype, as the model writing reviews, as the scorers' LM and "
+        "as both Binoculars models (default: the backend's, float32 on a CPU and bfloat16 on a "
+        "GPU: ask for float32 there to get a CPU's numbers)",
     )
     parser.add_argument(
         "--device", help="where the embedded model runs (default: a GPU when there is one)"
