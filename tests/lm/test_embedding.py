@@ -11,11 +11,11 @@ def test_tokenizing_a_long_text_prints_no_length_warning(capfd):
     the tokenizer's 'longer than the specified maximum' warning would reach every user's run."""
     from sentence_transformers import SentenceTransformer
 
-    from scorers.lm.embedding import SentenceTransformerEmbedder, _embedded_folder
+    from scorers.lm.embedding import SentenceTransformerEmbedder, embedded_model_folder
 
     # a fresh tokenizer: the warning is printed once per tokenizer
     embedder = SentenceTransformerEmbedder(
-        SentenceTransformer(str(_embedded_folder()), device="cpu"), identity="test"
+        SentenceTransformer(str(embedded_model_folder()), device="cpu"), identity="test"
     )
     capfd.readouterr()
     text = "The method is evaluated on three benchmarks. " * 100

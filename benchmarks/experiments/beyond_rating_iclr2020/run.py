@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.common.manifest import Run
+from benchmarks.common.model_options import add_model_options, lm_args, model_options
 from benchmarks.common.paths import SHARED_DATA
 from benchmarks.common.records import write_records
 from benchmarks.common.resumable import Journal, add_fresh_option, finished_log, run_row
@@ -169,18 +170,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--scorers", default=SCORERS)
     parser.add_argument("--max-samples", type=int, default=16)
     parser.add_argument("--model", default="smollm2/embedded", help="the model writing reviews")
-    parser.add_argument(
-        "--dtype",
-        choices=("float32", "bfloat16", "float16"),
-        help="the embedded model's dtype, as the model writing reviews, as the scorers' LM and "
-        "as both Binoculars models (default: the backend's, float32 on a CPU and bfloat16 on a "
-        "GPU: ask for float32 there to get a CPU's numbers)",
-    )
-    parser.add_argument(
-        "--device", help="where the embedded model runs (default: a GPU when there is one)"
-    )
-    parser.add_argument(
-        "--max-connections", type=int, help="the model row's generation batch (Inspect's default)"
+    add_model_options(
+        parser,
+        dtype_used_as="as the model writing reviews, as the scorers' LM and as both Binoculars "
+        "models",
     )
     parser.add_argument(
         "--runs",
@@ -209,13 +202,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     logs = args.out / "logs"
     journal = Journal(provenance, settings=settings, fresh=args.fresh, logs=logs)
     records = str(write_records(args.data, args.out, args.papers, release=False))
-    lm_args = {k: v for k, v in (("dtype", args.dtype), ("device", args.device)) if v}
+    given = lm_args(args)
     options = None
     if "br_binoculars" in args.scorers:
-        options = {"br_binoculars": {**BINOCULARS["br_binoculars"], **lm_args}}
-    model_options: dict[str, Any] = {"model_args": lm_args} if lm_args else {}
-    if args.max_connections:
-        model_options["max_connections"] = args.max_connections
+        options = {"br_binoculars": {**BINOCULARS["br_binoculars"], **given}}
+    for_model = model_options(args)
     common = {"display": "plain", "max_samples": args.max_samples}
     tasks = {  # run -> (the task, made only when the row runs; Inspect options)
         "human": (
@@ -223,7 +214,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 dataset=records,
                 candidate="human",
                 scorers=args.scorers,
-                scorer_lm_args=lm_args or None,
+                scorer_lm_args=given or None,
                 scorer_options=options,
             ),
             {"model": "none"},
@@ -232,10 +223,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             lambda: review_quality(
                 dataset=records,
                 scorers=args.scorers,
-                scorer_lm_args=lm_args or None,
+                scorer_lm_args=given or None,
                 scorer_options=options,
             ),
-            {"model": args.model, "max_tokens": 512, **model_options},
+            {"model": args.model, "max_tokens": 512, **for_model},
         ),
         "replacement": (
             lambda: robustness(
@@ -243,7 +234,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 dataset=records,
                 scorers=args.scorers,
                 references=ALL_EXPERTS,
-                scorer_lm_args=lm_args or None,
+                scorer_lm_args=given or None,
                 scorer_options=options,
             ),
             {"model": "none"},

@@ -36,6 +36,7 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.log import read_eval_log
 
 from benchmarks.common.manifest import Run
+from benchmarks.common.model_options import add_model_options, lm_args, model_options
 from benchmarks.common.paths import SHARED_DATA
 from benchmarks.common.resumable import Journal, add_fresh_option, run_row
 from gem_tasks.analysis.leaderboard.compare import compare_logs
@@ -133,21 +134,7 @@ def main(argv: list[str] | None = None) -> None:
         help=f"the MI scorer beside the decision metrics on the model's row ('none': none; "
         f"default {MI_SCORER})",
     )
-    parser.add_argument(
-        "--dtype",
-        choices=("float32", "bfloat16", "float16"),
-        help="the embedded model's dtype, as the model under test and as the MI scorer's LM "
-        "(default: the backend's, float32 on a CPU and bfloat16 on a GPU)",
-    )
-    parser.add_argument(
-        "--device", help="where the embedded model runs (default: a GPU when there is one)"
-    )
-    parser.add_argument(
-        "--max-connections",
-        type=int,
-        help="the model's concurrent samples, merged into shared batches (default: the "
-        "provider's, 32; more fills a GPU's batches)",
-    )
+    add_model_options(parser, dtype_used_as="as the model under test and as the MI scorer's LM")
     add_fresh_option(parser, help="start a set over instead of resuming its stopped model row")
     parser.add_argument("--out", type=Path, default=HERE / "results")
     args = parser.parse_args(argv)
@@ -212,10 +199,8 @@ def model_row(
         return None
     scorers = SCORERS if args.mi_scorer == "none" else f"{SCORERS},{args.mi_scorer}"
     label = f"{name}/{args.model}"
-    lm_args = {k: v for k, v in (("dtype", args.dtype), ("device", args.device)) if v}
-    options: dict[str, Any] = {"model_args": lm_args} if lm_args else {}
-    if args.max_connections:
-        options["max_connections"] = args.max_connections
+    given = lm_args(args)
+    options = model_options(args)
     location = run_row(
         journal,
         label,
@@ -223,7 +208,7 @@ def model_row(
             dataset=str(records),
             candidate="model",
             scorers=scorers,
-            scorer_lm_args=lm_args or None,
+            scorer_lm_args=given or None,
         ),
         logs,
         model=args.model,
