@@ -30,6 +30,7 @@ from benchmarks.common.paths import DEMO
 from scorers import Item, Paper, Resources, Review, get_metric
 from scorers.data.negatives import draw_negatives
 from scorers.data.records import load_records, split_reviews
+from scorers.lm.loading import DTYPES
 from scorers.registry import list_metrics
 
 HERE = Path(__file__).resolve().parent
@@ -110,7 +111,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--negatives", type=int, default=4)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--scorer-lm", default="embedded")
-    parser.add_argument("--dtype", default="float32")
+    parser.add_argument("--dtype", choices=DTYPES, default="float32")
     parser.add_argument("--metrics", nargs="*", help="default: every fmi/gppm metric")
     parser.add_argument(
         "--metric-options",

@@ -18,6 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from scorers.lm.loading import DTYPES
+
 __all__ = ["add_finetune_commands"]
 
 _PAIRS_HELP = (
@@ -208,7 +210,7 @@ def add_finetune_commands(subparsers: Any) -> None:
         help="bfloat16 matrix products over float32 weights (default: on a GPU with bfloat16 "
         "weights only; on a CPU with AVX-512 BF16 or AMX, --bf16-autocast multiplies faster)",
     )
-    train.add_argument("--dtype", choices=("float32", "bfloat16", "float16"), default=None)
+    train.add_argument("--dtype", choices=DTYPES, default=None)
     train.add_argument("--device", default=None, help="cpu or cuda (default: GPU if any)")
     train.add_argument(
         "--load-in-4bit",

@@ -43,3 +43,29 @@ def test_the_dtype_choices_are_the_loaders(capsys):
     with pytest.raises(SystemExit):
         parsed("--dtype", "int8")
     assert "invalid choice: 'int8'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "experiments.decisions_iclr.run",
+        "experiments.beyond_rating_iclr2020.run",
+        "experiments.validation_iclr2020.run",
+        "experiments.validation_iclr2023.run",
+        "experiments.gaming.run",
+        "speed.scoring_rules_cost",
+    ],
+)
+def test_every_script_refuses_a_dtype_the_loader_does_not_know(script, capsys):
+    """Refused on the command line, before any work, as the loader would refuse it later."""
+    with pytest.raises(SystemExit):
+        load_benchmark(script).main(["--dtype", "int8"])
+    assert "invalid choice: 'int8'" in capsys.readouterr().err
+
+
+def test_the_finetune_command_refuses_a_dtype_the_loader_does_not_know(tmp_path, capsys):
+    from gem_tasks.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["finetune", "train", str(tmp_path), "--out", str(tmp_path / "o"), "--dtype", "int8"])
+    assert "invalid choice: 'int8'" in capsys.readouterr().err

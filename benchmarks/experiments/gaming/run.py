@@ -44,6 +44,7 @@ from benchmarks.common.resumable import Journal, add_fresh_option, run_row
 from gem_tasks.analysis.report import write_report
 from gem_tasks.tasks.iclr import iclr
 from gem_tasks.tasks.robustness import robustness
+from scorers.lm.loading import DTYPES
 from scorers.registry import resolve_metric_names
 from scorers.validation.perturbations import GAMING
 from scorers.validation.statistics import mean_confidence_interval, paired_comparison
@@ -231,7 +232,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--data", type=Path, help="default: the shared file for --level")
     parser.add_argument("--papers", type=int, default=100)
     parser.add_argument("--scorer-lm", default="embedded")
-    parser.add_argument("--dtype", default="float32", help="evaluation-LM precision")
+    parser.add_argument(
+        "--dtype", choices=DTYPES, default="float32", help="evaluation-LM precision"
+    )
     parser.add_argument("--max-samples", type=int, default=32, help="samples scored at once")
     parser.add_argument(
         "--generation-batch-tokens",

@@ -40,6 +40,7 @@ from benchmarks.common.records import write_records
 from benchmarks.common.resumable import Journal, add_fresh_option, run_row
 from gem_tasks.analysis.report import write_report
 from gem_tasks.tasks.robustness import robustness
+from scorers.lm.loading import DTYPES
 from scorers.registry import resolve_metric_names
 from scorers.validation.perturbations import PERTURBATIONS
 
@@ -63,7 +64,9 @@ def main(argv: list[str] | None = None) -> None:
         help="the strategies to run or resume now (a finished one is read from its log)",
     )
     parser.add_argument("--scorer-lm", default="embedded")
-    parser.add_argument("--dtype", default="float32", help="evaluation-LM precision")
+    parser.add_argument(
+        "--dtype", choices=DTYPES, default="float32", help="evaluation-LM precision"
+    )
     parser.add_argument(
         "--scorer-options",
         type=json.loads,

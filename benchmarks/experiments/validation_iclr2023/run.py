@@ -34,6 +34,7 @@ from benchmarks.common.records import write_records
 from benchmarks.common.resumable import Journal, add_fresh_option, run_row
 from gem_tasks.analysis.report import write_report
 from gem_tasks.tasks.robustness import robustness
+from scorers.lm.loading import DTYPES
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_DATA = SHARED_DATA / "iclr2023_gem" / "iclr2023_reviews.jsonl"
@@ -56,6 +57,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--scorer-lm", default="embedded")
     parser.add_argument(
         "--dtype",
+        choices=DTYPES,
         default="float32",
         help="evaluation-LM precision; bfloat16 is faster only on CPUs with AMX",
     )
