@@ -130,8 +130,12 @@ def main(argv: list[str] | None = None) -> dict:
         help="keep the rows of metrics not measured now from --out (same settings only)",
     )
     args = parser.parse_args(argv)
-    provenance = Run(args.out.parent, data=[args.data], settings=vars(args))
     names = args.metrics or [s.name for s in list_metrics() if s.family in ("fmi", "gppm")]
+    if unused := sorted(set(args.metric_options) - set(names)):
+        # an alias (gppm_j, tvd_mi, ctv) is measured under its cell's name: options given under
+        # the alias would be silently unused
+        raise SystemExit(f"--metric-options for metrics not measured: {unused}; measured: {names}")
+    provenance = Run(args.out.parent, data=[args.data], settings=vars(args))
     items = items_from(
         args.data,
         papers=args.papers,

@@ -108,12 +108,14 @@ def embedded_model_folder() -> Path:
 def load_embedder(name: str = DEFAULT_EMBEDDER, *, device: str | None = None) -> Embedder:
     """The embedder ``name`` (``embedded/all-MiniLM-L6-v2``, a local folder or a hub id), loaded
     once per process (:func:`scorers.lm.loading.shared`)."""
-    from scorers.lm.loading import shared
+    from scorers.lm.loading import quiet_transformers, shared
 
     def build() -> Embedder:
         from sentence_transformers import SentenceTransformer
 
         path = str(embedded_model_folder()) if name == DEFAULT_EMBEDDER else name
-        return SentenceTransformerEmbedder(SentenceTransformer(path, device=device), identity=name)
+        with quiet_transformers():  # no "Loading weights" bar in a user's run
+            model = SentenceTransformer(path, device=device)
+        return SentenceTransformerEmbedder(model, identity=name)
 
     return shared(("embedder", name), build)

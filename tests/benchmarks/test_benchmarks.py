@@ -1188,3 +1188,18 @@ def test_autopre_exam_experiment_runs_modes_over_invocations_and_reports_them(tm
         bench.main([*argv, "--answers", "sampled"])
     with pytest.raises(SystemExit, match="--fresh"):
         bench.main([*argv[:3], "3", *argv[4:], "--answers", "forced"])
+
+
+def test_scoring_rules_cost_refuses_options_for_a_metric_it_does_not_measure(tmp_path: Path):
+    """Options under an alias (gppm_j is measured as fmi_kl_direct_statement) or for a metric
+    left out of --metrics would be silently unused: refused, naming them, before any work."""
+    cost = load_benchmark("speed.scoring_rules_cost")
+    out = tmp_path / "results" / "cost.json"
+    with pytest.raises(SystemExit, match=r"not measured: \['gppm_j'\]"):
+        cost.main(["--out", str(out), "--metric-options", '{"gppm_j": {"max_tokens": 256}}'])
+    with pytest.raises(SystemExit, match=r"not measured: \['gppm_token'\]"):
+        cost.main(
+            ["--out", str(out), "--metrics", "gppm_cluster",
+             "--metric-options", '{"gppm_token": {}, "gppm_cluster": {}}']
+        )  # fmt: skip
+    assert not out.parent.exists()  # refused before the results folder was made
