@@ -144,6 +144,8 @@ def _load_base(
     import torch
     from transformers import AutoModelForCausalLM
 
+    from scorers.lm.loading import quiet_transformers
+
     if device is None:
         device = "cuda" if torch.cuda.is_available() else "cpu"
     if dtype is None:
@@ -165,12 +167,17 @@ def _load_base(
             bnb_4bit_quant_type="nf4",
             bnb_4bit_compute_dtype=getattr(torch, dtype),
         )
-        model = AutoModelForCausalLM.from_pretrained(
-            base, quantization_config=quantization, device_map={"": 0}, dtype=getattr(torch, dtype)
-        )
+        with quiet_transformers():
+            model = AutoModelForCausalLM.from_pretrained(
+                base,
+                quantization_config=quantization,
+                device_map={"": 0},
+                dtype=getattr(torch, dtype),
+            )
         return prepare_model_for_kbit_training(model), device
-    model = AutoModelForCausalLM.from_pretrained(base, dtype=getattr(torch, dtype)).to(device)
-    return model, device
+    with quiet_transformers():  # no "Loading weights" bar beside the training's own progress
+        model = AutoModelForCausalLM.from_pretrained(base, dtype=getattr(torch, dtype))
+    return model.to(device), device
 
 
 def _log_callback(path: Path, progress: bool) -> Any:

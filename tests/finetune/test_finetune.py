@@ -188,10 +188,11 @@ def test_training_lowers_the_loss_and_resumes(trained, data_dir, tiny_folder, to
 
 @pytest.mark.slow
 def test_bf16_autocast_trains_on_cpu_and_is_recorded(
-    trained, data_dir, tiny_folder, tokenizer, tmp_path
+    trained, data_dir, tiny_folder, tokenizer, tmp_path, capfd
 ):
     """bfloat16 mixed precision on a CPU: float32 weights, bf16 products (accelerate's
-    mixed_precision), the loss still falls; the default run records no mixed precision."""
+    mixed_precision), the loss still falls; the default run records no mixed precision. Without
+    progress, training prints nothing (no "Loading weights" bar from the base model's load)."""
     import torch
     from peft import PeftModel
     from transformers import AutoModelForCausalLM
@@ -202,7 +203,9 @@ def test_bf16_autocast_trains_on_cpu_and_is_recorded(
     default_info = json.loads((result.adapter / "gem_finetune.json").read_text())
     assert default_info["mixed_precision"] == "no" and default_info["weights_dtype"] == "float32"
     mixed = dataclasses.replace(settings, bf16_autocast=True, max_steps=6, save_steps=100)
+    capfd.readouterr()
     run = train_adapter(data_dir, tiny_folder, tmp_path / "bf16", settings=mixed, progress=False)
+    assert "Loading weights" not in capfd.readouterr().err
     info = json.loads((run.adapter / "gem_finetune.json").read_text())
     assert info["mixed_precision"] == "bf16" and info["weights_dtype"] == "float32"
     assert info["lora"]["bf16_autocast"] is True
