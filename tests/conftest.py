@@ -92,7 +92,8 @@ def an_eval_run_or_a_model_load_is_slow(
     request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A test not marked ``slow`` that runs an Inspect eval end to end (``eval``, ``eval_set``,
-    ``eval_retry``: all start their tasks through ``eval_run``) or loads a model through the
+    ``eval_retry``: all start their tasks through ``eval_run``; or a command that runs one:
+    ``inspect eval``/``score``, ``lm_eval``, ``vllm serve``) or loads a model through the
     project's loaders (causal LMs, Binoculars' pair, the sentence embedder) fails saying so, so
     that ``scripts/test.sh --fast`` runs none."""
     if request.node.get_closest_marker("slow"):
@@ -103,7 +104,7 @@ def an_eval_run_or_a_model_load_is_slow(
     import scorers.lm.loading
     import scorers.metrics.binoculars.detector
 
-    def refuse(what: str):
+    def refuse(what: str, *, coroutine: bool = False):
         message = f"{request.node.nodeid} {what}: mark it @pytest.mark.slow"
 
         def refused(*args, **kwargs):
@@ -112,13 +113,41 @@ def an_eval_run_or_a_model_load_is_slow(
         async def refused_async(*args, **kwargs):
             raise AssertionError(message)
 
-        return refused_async if what.startswith("runs") else refused
+        return refused_async if coroutine else refused
 
-    monkeypatch.setattr(inspect_eval_module, "eval_run", refuse("runs an Inspect eval end to end"))
+    monkeypatch.setattr(
+        inspect_eval_module, "eval_run", refuse("runs an Inspect eval end to end", coroutine=True)
+    )
     for module in (scorers.lm.loading, scorers.metrics.binoculars.detector):
         monkeypatch.setattr(module, "load_pretrained", refuse("loads a causal LM"))
     monkeypatch.setattr(
         scorers.lm.embedding.SentenceTransformerEmbedder, "__init__", refuse("loads an embedder")
+    )
+    real_popen = subprocess.Popen
+
+    def popen_unless_an_eval(args, *rest, **kwargs):
+        if runs_an_eval(args):
+            refuse("starts an eval end to end in a subprocess")()
+        return real_popen(args, *rest, **kwargs)
+
+    monkeypatch.setattr(subprocess, "Popen", popen_unless_an_eval)
+
+
+EVAL_COMMANDS = (("inspect", "eval"), ("inspect", "eval-set"), ("inspect", "score"))
+
+
+def runs_an_eval(args) -> bool:
+    """Whether a command line runs an eval: ``inspect eval``/``eval-set``/``score`` (also as
+    ``python -m inspect_ai ...``), ``lm_eval``, or ``vllm serve`` (directly or through the test
+    support shim)."""
+    words = [str(a) for a in args] if isinstance(args, (list, tuple)) else str(args).split()
+    names = [Path(w).name.removesuffix(".py") for w in words]
+    names = ["inspect" if n == "inspect_ai" else n for n in names]
+    pairs = set(zip(names, names[1:]))
+    return bool(
+        pairs & set(EVAL_COMMANDS)
+        or "lm_eval" in names
+        or any(pair[1] == "serve" and pair[0] in ("vllm", "vllm_cpu_serve") for pair in pairs)
     )
 
 

@@ -376,16 +376,19 @@ def test_the_external_tools_accept_the_options_shown():
 def logs_folder(tmp_path_factory) -> Path:
     """A folder with a real log of GEM, GEM-S and GEM-raw (one demo paper, the human baseline
     with the stored judgment summaries, the embedded evaluation LM; the session's score cache)."""
+    from inspect_ai import eval as run_eval
+
+    from gem_tasks.tasks.iclr import iclr
+
     work = tmp_path_factory.mktemp("snippets")
-    run = subprocess.run(
-        ["inspect", "eval", "gem_tasks/iclr", "--model", "none", "-T", "candidate=human"]
-        + ["--limit", "1"]
-        + ["-T", "dataset_summaries=true", "--log-dir", str(work / "logs"), "--display", "none"],
-        cwd=work,
-        capture_output=True,
-        text=True,
+    [log] = run_eval(
+        iclr(candidate="human", dataset_summaries=True),
+        model="none",
+        limit=1,
+        log_dir=str(work / "logs"),
+        display="none",
     )
-    assert run.returncode == 0, run.stderr[-3000:]
+    assert log.status == "success", log.error
     return work
 
 

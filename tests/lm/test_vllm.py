@@ -310,9 +310,10 @@ def test_inspect_eval_scores_through_a_vllm_server(server, tmp_path, embedded_lm
     import json
     import math
 
-    from inspect_ai.log import read_eval_log
+    from inspect_ai import eval as run_eval
 
     from conftest import inspect_eval, only_log
+    from gem_tasks.tasks.iclr import iclr
 
     args = {
         "base_url": server,
@@ -355,20 +356,22 @@ def test_inspect_eval_scores_through_a_vllm_server(server, tmp_path, embedded_lm
     dead = {**args, "base_url": f"http://127.0.0.1:{free_port()}", "max_retries": 0}
     failed = tmp_path / "dead"
     failed.mkdir()
-    # a fresh cache: with the first run's cache every answer would be a hit, no server needed
-    run = inspect_eval(
-        [
-            *common,
-            "-T",
-            "scorer_lm=vllm/embedded",
-            "-T",
-            f"cache_dir={failed}",
-            "-T",
-            f"scorer_lm_args={json.dumps(dead)}",
-        ],
-        failed,
+    # in this process (the command line is the run above); a fresh cache: with the first run's
+    # cache every answer would be a hit, no server needed
+    [log] = run_eval(
+        iclr(
+            candidate="human",
+            scorers="gem",
+            dataset_summaries=True,
+            scorer_lm="vllm/embedded",
+            cache_dir=str(failed),
+            scorer_lm_args=dead,
+        ),
+        model="none",
+        limit=1,
+        log_dir=str(failed / "logs"),
+        display="none",
     )
-    log = read_eval_log(str(next((failed / "logs").glob("*.eval"))))
     assert log.status == "error"
     message = (log.error.message if log.error else "") + "".join(
         s.error.message for s in log.samples or [] if s.error

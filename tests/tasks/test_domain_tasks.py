@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from inspect_ai import eval as run_eval
 
-from conftest import inspect_eval, only_log
 from gem_tasks.tasks.judgments import judgments
 from gem_tasks.tasks.space import space
 from gem_tasks.tasks.summeval import summeval
@@ -102,14 +101,15 @@ def test_rated_candidates_give_spearman_per_dimension_and_their_mean(tmp_path: P
     )
 
 
+@pytest.mark.slow
 def test_the_held_out_human_answer_is_scored_against_the_other(tmp_path: Path):
-    run = inspect_eval(
-        ["--model", "none", "-T", f"dataset={items_file(tmp_path)}", "-T", "scorers=bleu,rouge_l"],
-        tmp_path,
-        task="gem_tasks/judgments",
+    [log] = run_eval(
+        judgments(dataset=str(items_file(tmp_path)), scorers="bleu,rouge_l"),
+        model="none",
+        log_dir=str(tmp_path / "logs"),
+        display="none",
     )
-    assert run.returncode == 0, run.stderr[-3000:]
-    log = only_log(tmp_path)
+    assert log.status == "success", log.error
     assert log.eval.metadata["domain"] == "qa"
     # both human answers are the same text: ROUGE-L 1 for every item
     assert all(s.scores["rouge_l"].value == pytest.approx(1.0) for s in log.samples)
@@ -117,14 +117,18 @@ def test_the_held_out_human_answer_is_scored_against_the_other(tmp_path: Path):
 
 @pytest.mark.slow
 def test_summeval_runs_offline_with_the_embedded_model(tmp_path: Path):
-    run = inspect_eval(
-        ["--model", "smollm2/embedded", "--limit", "2", "--max-tokens", "96"],
-        tmp_path,
-        task="gem_tasks/summeval",
+    """The task's defaults (every scorer, the model's summaries rewritten into judgments) on one
+    demo article, in this process (the command line is tested on the ICLR task)."""
+    [log] = run_eval(
+        summeval(),
+        model="smollm2/embedded",
+        limit=1,
+        max_tokens=96,
+        log_dir=str(tmp_path / "logs"),
+        display="none",
     )
-    assert run.returncode == 0, run.stderr[-3000:]
-    log = only_log(tmp_path)
-    assert len(log.samples) == 2
+    assert log.status == "success", log.error
+    assert len(log.samples) == 1
     for sample in log.samples:
         gem_raw = sample.scores["gem_raw"]
         assert math.isfinite(gem_raw.value)
