@@ -15,9 +15,8 @@ import pandas as pd
 from inspect_ai.log import EvalLog, read_eval_log
 from tqdm import tqdm
 
+from gem_tasks.analysis.correlation_options import DEFAULT_CORPUS_KEY, DEFAULT_MIN_SCORED
 from gem_tasks.analysis.leaderboard.correlate import (
-    DEFAULT_CORPUS_KEY,
-    DEFAULT_MIN_SCORED,
     correlate,
     correlation_markdown,
     write_correlations,

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from gem_tasks.analysis.leaderboard.correlate import add_correlation_arguments
+from gem_tasks.analysis.correlation_options import add_correlation_arguments
 from gem_tasks.cli.data import add_data_commands
 from gem_tasks.cli.finetune import add_finetune_commands
 from gem_tasks.cli.leaderboard import add_leaderboard_command

@@ -4,26 +4,34 @@
 from __future__ import annotations
 
 import argparse
+import ast
 import sys
 from pathlib import Path
 from typing import Any
 
-from gem_tasks.analysis.leaderboard.compare import __doc__ as COMPARE_DOC
-from gem_tasks.analysis.leaderboard.compare import compare_logs
-from gem_tasks.analysis.leaderboard.correlate import (
-    add_correlation_arguments,
-    correlation_markdown,
-    correlations_from_args,
-    write_correlations,
-)
-from gem_tasks.analysis.leaderboard.html import write_leaderboard_html
-from gem_tasks.analysis.leaderboard.params import read_params
-from gem_tasks.analysis.leaderboard.render import leaderboard_markdown, write_leaderboard
+from gem_tasks.analysis.correlation_options import add_correlation_arguments
 
 __all__ = ["add_leaderboard_command"]
 
 
+def _compare_doc() -> str:
+    """The leaderboard module's docstring (the command's description), read from its source:
+    importing it would import pandas and Inspect, which ``gem-tasks --help`` does not need."""
+    source = Path(__file__).resolve().parents[1] / "analysis" / "leaderboard" / "compare.py"
+    return ast.get_docstring(ast.parse(source.read_text(encoding="utf-8"))) or ""
+
+
 def _run(args: argparse.Namespace) -> int:
+    from gem_tasks.analysis.leaderboard.compare import compare_logs
+    from gem_tasks.analysis.leaderboard.correlate import (
+        correlation_markdown,
+        correlations_from_args,
+        write_correlations,
+    )
+    from gem_tasks.analysis.leaderboard.html import write_leaderboard_html
+    from gem_tasks.analysis.leaderboard.params import read_params
+    from gem_tasks.analysis.leaderboard.render import leaderboard_markdown, write_leaderboard
+
     if args.plot and not args.out:
         raise ValueError("--plot writes PNG files: give an output folder with --out DIR")
     if args.html and not args.out:
@@ -63,7 +71,7 @@ def add_leaderboard_command(subparsers: Any) -> None:
         "leaderboard",
         help="rank models from their gem_tasks/iclr and gem_tasks/review_quality logs (mean, SE, "
         "90%% CI, paired tests)",
-        description=COMPARE_DOC,
+        description=_compare_doc(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("logs", nargs="+", help="Inspect log files or folders")

@@ -20,11 +20,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gem_tasks.analysis.leaderboard.correlate import (
-    DEFAULT_CORPUS_KEY,
-    corpus_intervals,
-    corpus_values,
-)
+from gem_tasks.analysis.correlation_options import DEFAULT_CORPUS_KEY
+from gem_tasks.analysis.leaderboard.correlate import corpus_intervals, corpus_values
 from gem_tasks.analysis.leaderboard.logs import (
     HUMAN_LABEL,
     LEADERBOARD_TASKS,
