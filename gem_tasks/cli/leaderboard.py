@@ -16,9 +16,16 @@ __all__ = ["add_leaderboard_command"]
 
 def _compare_doc() -> str:
     """The leaderboard module's docstring (the command's description), read from its source:
-    importing it would import pandas and Inspect, which ``gem-tasks --help`` does not need."""
+    importing it would import pandas and Inspect, which ``gem-tasks --help`` does not need (an
+    installation without the source, only bytecode, imports it)."""
     source = Path(__file__).resolve().parents[1] / "analysis" / "leaderboard" / "compare.py"
-    return ast.get_docstring(ast.parse(source.read_text(encoding="utf-8"))) or ""
+    try:
+        text = source.read_text(encoding="utf-8")
+    except OSError:
+        from gem_tasks.analysis.leaderboard import compare
+
+        return compare.__doc__ or ""
+    return ast.get_docstring(ast.parse(text), clean=False) or ""
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -609,3 +609,26 @@ def test_a_plot_with_no_drawable_row_warns_nothing(tmp_path):
         plot = plot_group(rows, tmp_path / "empty.png", title="rating error")
     assert plot.points == [] and plot.human is None
     assert (tmp_path / "empty.png").stat().st_size > 0
+
+
+@pytest.mark.parametrize("source_present", [True, False])
+def test_the_commands_description_is_the_leaderboards_docstring(
+    source_present, monkeypatch, capsys
+):
+    """``gem-tasks leaderboard --help`` describes the command with the compare module's
+    docstring, read from its source without importing it, or imported where only bytecode is
+    installed."""
+    import gem_tasks.analysis.leaderboard.compare as compare
+
+    if not source_present:
+        read_text = Path.read_text
+
+        def no_source(self, *args, **kwargs):
+            if self.name == "compare.py":
+                raise FileNotFoundError(self)
+            return read_text(self, *args, **kwargs)
+
+        monkeypatch.setattr(Path, "read_text", no_source)
+    with pytest.raises(SystemExit):
+        cli_main(["leaderboard", "--help"])
+    assert compare.__doc__.strip() in capsys.readouterr().out
