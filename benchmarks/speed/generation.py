@@ -9,8 +9,10 @@ baseline commit.
    (the App. C.1 judgment rewrite of the demo's 30 human reviews, with its prefilled reply and
    repetition penalty). Before any speed is reported, the greedy replies of both paths are
    compared token by token; every difference is listed with the first differing position.
-   Each path runs the same rows; the order of the two paths alternates between batch sizes so
-   that a drift in the machine's speed falls on both alike.
+   Each path runs the same rows; the order of the paths alternates between batch sizes so
+   that a drift in the machine's speed falls on all alike. Where vLLM is importable (the CPU
+   build here) our in-process vLLM engine is a third path on the same token-id prompts (every
+   row in flight at once, float32), its replies compared with ours (``--no-vllm`` skips it).
 2. **Demo** (``--demo``): the README's demo command, timed end to end (wall clock, fresh score
    cache, warm model folder) in a worktree of ``--baseline-ref`` and in this tree, one after the
    other; the scores of both logs are compared.
@@ -21,6 +23,7 @@ baseline commit.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import platform
@@ -114,7 +117,24 @@ def transformers_baseline(lm: Any) -> Any:
     return run
 
 
-def run_batches(batch_sizes: dict[str, list[int]]) -> list[dict[str, Any]]:
+def vllm_engine() -> Any:
+    """Our in-process vLLM engine on the embedded model, as the scoring benchmark starts it
+    (float32, every core; an idle engine takes no CPU from the other paths: measured)."""
+    from scorers.lm.embedded import materialize_embedded
+    from scorers.lm.vllm import VLLMEngineLM
+
+    return VLLMEngineLM(
+        str(materialize_embedded()),
+        dtype="float32",
+        max_model_len=4096,
+        kv_cache_memory_bytes=2 << 30,
+        enforce_eager=True,
+    )
+
+
+def run_batches(batch_sizes: dict[str, list[int]], *, engine: Any = None) -> list[dict[str, Any]]:
+    """Each workload's batches through transformers' ``generate`` and our loop, and through
+    ``engine`` (a :class:`~scorers.lm.vllm.VLLMEngineLM`) where one is given."""
     lm = load_evaluation_lm("embedded").backend
     pools = {
         "review": (review_conversations(), REVIEW_SETTINGS),
@@ -130,6 +150,8 @@ def run_batches(batch_sizes: dict[str, list[int]]) -> list[dict[str, Any]]:
                 ("transformers_generate", transformers_baseline(lm)),
                 ("ours", lm._decode),
             ]
+            if engine is not None:
+                paths.append(("vllm", engine.generate_token_ids))
             if turn % 2:
                 paths.reverse()
             measured = {}
@@ -141,6 +163,17 @@ def run_batches(batch_sizes: dict[str, list[int]]) -> list[dict[str, Any]]:
             reference = measured["transformers_generate"].pop("replies")
             ours = measured["ours"].pop("replies")
             differences = compare(reference, ours)
+            row: dict[str, Any] = {}
+            if engine is not None:
+                vllm_differences = compare(ours, measured["vllm"].pop("replies"))
+                row["vllm"] = {
+                    **measured["vllm"],
+                    "speedup_over_ours": round(
+                        measured["vllm"]["tokens_per_s"] / measured["ours"]["tokens_per_s"], 2
+                    ),
+                    "rows_identical_to_ours": size - len(vllm_differences),
+                    "differences_from_ours": vllm_differences,
+                }
             rows.append(
                 {
                     "workload": workload,
@@ -155,6 +188,7 @@ def run_batches(batch_sizes: dict[str, list[int]]) -> list[dict[str, Any]]:
                     ),
                     "identical_rows": size - len(differences),
                     "differences": differences,
+                    **row,
                 }
             )
     return rows
@@ -264,17 +298,40 @@ def markdown_report(result: dict[str, Any], command: str) -> str:
         f"{machine.get('torch')} ({machine.get('torch_threads')} threads). Written by the "
         "script with [the JSON](generation_cpu.json).",
         "",
-        "| workload | batch | transformers generate (tok/s) | ours (tok/s) | speed-up "
-        "| identical replies |",
-        "| --- | --- | --- | --- | --- | --- |",
     ]
+    with_vllm = any("vllm" in row for row in result["batches"])
+    header = [
+        "workload",
+        "batch",
+        "transformers generate (tok/s)",
+        "ours (tok/s)",
+        "speed-up",
+        "identical replies",
+    ]
+    if with_vllm:
+        header += ["vLLM engine (tok/s)", "vLLM / ours", "vLLM replies identical to ours"]
+    lines += ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
     for row in result["batches"]:
-        lines.append(
-            f"| {row['workload']} | {row['batch']} | "
-            f"{row['transformers_generate']['tokens_per_s']:.2f} | "
-            f"{row['ours']['tokens_per_s']:.2f} | {row['speedup']:.2f} | "
-            f"{row['identical_rows']} of {row['batch']} |"
-        )
+        cells = [
+            row["workload"],
+            str(row["batch"]),
+            f"{row['transformers_generate']['tokens_per_s']:.2f}",
+            f"{row['ours']['tokens_per_s']:.2f}",
+            f"{row['speedup']:.2f}",
+            f"{row['identical_rows']} of {row['batch']}",
+        ]
+        if with_vllm:
+            vllm = row.get("vllm")
+            cells += (
+                [
+                    f"{vllm['tokens_per_s']:.2f}",
+                    f"{vllm['speedup_over_ours']:.2f}",
+                    f"{vllm['rows_identical_to_ours']} of {row['batch']}",
+                ]
+                if vllm
+                else ["not run"] * 3
+            )
+        lines.append("| " + " | ".join(cells) + " |")
     demo = result.get("demo")
     if demo:
         lines += [
@@ -310,8 +367,13 @@ def main() -> None:
     parser.add_argument("--rewrite-batches", default="1,4,10,32")
     parser.add_argument("--demo", action="store_true", help="also time the demo end to end")
     parser.add_argument("--baseline-ref", default="d93ba1c")
+    parser.add_argument("--no-vllm", action="store_true", help="skip the vLLM engine path")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
+    engine = None
+    if not args.no_vllm and importlib.util.find_spec("vllm") is not None:
+        engine = vllm_engine()
+        engine.generate_token_ids([[1, 2, 3]], GenerationSettings(max_new_tokens=2))  # warm-up
     provenance = Run(args.out.parent, data=[DEMO], settings=vars(args)) if args.out else None
     result: dict[str, Any] = {
         "machine": {
@@ -325,9 +387,12 @@ def main() -> None:
             {
                 "review": [int(b) for b in args.review_batches.split(",") if b],
                 "rewrite": [int(b) for b in args.rewrite_batches.split(",") if b],
-            }
+            },
+            engine=engine,
         ),
     }
+    if engine is not None:
+        engine.close()
     if args.out:  # the batch results survive a failing demo
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(result, indent=1) + "\n")

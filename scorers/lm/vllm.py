@@ -199,17 +199,8 @@ class VLLMEngineLM:
     def generate(
         self, conversations: Sequence[Sequence[ChatMessage]], settings: GenerationSettings
     ) -> list[Reply]:
-        from vllm import SamplingParams
-
         prompts = generation_prompts(self._tokenizer, conversations, settings.prefill)
-        params = SamplingParams(
-            max_tokens=settings.max_new_tokens,
-            temperature=settings.temperature,
-            repetition_penalty=settings.repetition_penalty,
-            seed=settings.seed,
-            skip_special_tokens=True,
-        )
-        outputs = self._run(self._many(prompts, params))
+        outputs = self._run(self._many(prompts, _sampling_params(settings)))
         return [
             Reply(
                 (settings.prefill + out.outputs[0].text).strip(),
@@ -217,6 +208,24 @@ class VLLMEngineLM:
             )
             for out in outputs
         ]
+
+    def generate_token_ids(
+        self, prompts: Sequence[Sequence[int]], settings: GenerationSettings
+    ) -> list[list[int]]:
+        """The generated ids for prompts already built (chat template and prefill applied, as
+        :func:`scorers.lm.chat.generation_prompts` builds them), all in flight at once. A reply
+        that ended at the end-of-sequence token comes without it (vLLM keeps it), as the
+        transformers backend's decoding loop returns its replies: the generation benchmark
+        (``benchmarks/speed/generation.py``) compares the two token by token."""
+        outputs = self._run(self._many([list(p) for p in prompts], _sampling_params(settings)))
+        replies = []
+        for out in outputs:
+            completion = out.outputs[0]
+            ids = list(completion.token_ids)
+            if completion.finish_reason == "stop" and completion.stop_reason is None and ids:
+                ids.pop()  # the end-of-sequence token (a stop string or id would be named)
+            replies.append(ids)
+        return replies
 
     def close(self) -> None:
         """Shut the engine core down and stop the loop thread."""
@@ -226,6 +235,19 @@ class VLLMEngineLM:
         if self._loop.is_running():
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(timeout=10)
+
+
+def _sampling_params(settings: GenerationSettings) -> Any:
+    """vLLM's sampling parameters for one call's generation settings."""
+    from vllm import SamplingParams
+
+    return SamplingParams(
+        max_tokens=settings.max_new_tokens,
+        temperature=settings.temperature,
+        repetition_penalty=settings.repetition_penalty,
+        seed=settings.seed,
+        skip_special_tokens=True,
+    )
 
 
 _LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)

@@ -912,7 +912,8 @@ def test_decisions_experiment_resumes_the_model_row_and_refuses_other_settings(
 
 def test_generation_benchmark_writes_its_tables_from_its_result():
     """The markdown beside the JSON is made from the result: one row per workload and batch
-    with both rates, the speed-up and the token-by-token check, and the demo's two trees."""
+    with both rates, the speed-up and the token-by-token check (and the vLLM engine's, where it
+    ran), and the demo's two trees."""
     report = load_benchmark("speed.generation").markdown_report
     path = {"seconds": 1.0, "generated_tokens": 10, "tokens_per_s": 10.0, "stats": {}}
     result = {
@@ -931,6 +932,22 @@ def test_generation_benchmark_writes_its_tables_from_its_result():
     text = report(result, "python -m benchmarks.speed.generation")
     assert "| rewrite | 4 | 10.00 | 25.00 | 2.50 | 3 of 4 |" in text
     assert "Demo" not in text and "Test CPU" in text
+    assert "vLLM" not in text  # no engine path measured: no vLLM columns
+    with_vllm = {
+        **result["batches"][0],
+        "vllm": {
+            **path,
+            "tokens_per_s": 30.0,
+            "speedup_over_ours": 1.2,
+            "rows_identical_to_ours": 2,
+        },
+    }
+    result["batches"] = [with_vllm, {**result["batches"][0], "batch": 1, "identical_rows": 1}]
+    text = report(result, "python -m benchmarks.speed.generation")
+    assert "| vLLM engine (tok/s) | vLLM / ours | vLLM replies identical to ours |" in text
+    assert "| rewrite | 4 | 10.00 | 25.00 | 2.50 | 3 of 4 | 30.00 | 1.20 | 2 of 4 |" in text
+    assert "| rewrite | 1 | 10.00 | 25.00 | 2.50 | 1 of 1 | not run | not run | not run |" in text
+    result["batches"] = result["batches"][:1]
     run = {"seconds": 9.5, "output_tokens": 100, "scores": {"gem": -1.0, "gem_s": -2.0}}
     result["demo"] = {
         "command": "inspect eval x",

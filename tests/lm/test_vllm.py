@@ -17,6 +17,7 @@ import pytest
 from conftest import REPO
 from scorers.lm.base import GenerationSettings, ScoringRequest
 from scorers.lm.cache import CachedEvaluationLM, ScoreCache
+from scorers.lm.chat import generation_prompts
 from scorers.lm.vllm import EvaluationLMError, VLLMEngineLM, VLLMServerLM
 from scorers.pmi import pair_terms, pmi_terms
 
@@ -265,6 +266,23 @@ def test_generation_through_both_vllm_modes(engine, server_lm):
     from_server = server_lm.generate(conversation, settings)
     assert from_engine[0].startswith("The reviewer")
     assert from_engine == from_server  # greedy, same weights, same dtype
+
+
+def test_engine_token_ids_are_its_replies_without_the_stop_token(engine, hf_fp32):
+    """generate_token_ids: the ids of generate's reply, less the end-of-sequence token vLLM
+    keeps, so that they compare with the transformers backend's decoding loop token by token;
+    a reply cut at its limit keeps every token."""
+    conversation = [[{"role": "user", "content": "Name one colour."}]]
+    settings = GenerationSettings(max_new_tokens=40)
+    prompts = generation_prompts(engine.tokenizer, conversation, settings.prefill)
+    (ids,) = engine.generate_token_ids(prompts, settings)
+    (reply,) = engine.generate(conversation, settings)
+    assert not reply.hit_limit and 0 < len(ids) < 40  # it stopped at the end-of-sequence token
+    assert engine.tokenizer.eos_token_id not in ids
+    assert engine.tokenizer.decode(ids, skip_special_tokens=True).strip() == reply
+    assert ids == hf_fp32.backend._decode(prompts, settings)[0]  # greedy, float32, same weights
+    cut = GenerationSettings(max_new_tokens=3)
+    assert engine.generate_token_ids(prompts, cut) == [ids[:3]]
 
 
 def test_over_long_prompts_fail_clearly(engine, server_lm):
