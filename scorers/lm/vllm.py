@@ -158,12 +158,27 @@ class VLLMEngineLM:
     def max_length(self) -> int | None:
         return self._max_length
 
-    async def _one(self, prompt_ids: list[int], params: Any) -> Any:
+    async def _rendered(self, prompt_ids: list[int]) -> Any:
+        """A token-id prompt as the engine takes it: rendered by the engine's own renderer where
+        it has one (vLLM 0.32 deprecates raw prompts and warns the user on the first request),
+        else the ``TokensPrompt`` that earlier versions take. The same request either way: the
+        deprecated path renders the raw prompt with the same renderer and default parameters."""
         from vllm.inputs import TokensPrompt
 
+        prompt = TokensPrompt(prompt_token_ids=prompt_ids)
+        renderer = getattr(self._engine, "renderer", None)
+        if renderer is None or not hasattr(renderer, "render_cmpl_async"):
+            return prompt
+        from vllm.renderers.inputs.preprocess import parse_model_prompt
+
+        parsed = parse_model_prompt(self._engine.model_config, prompt)
+        (rendered,) = await renderer.render_cmpl_async([parsed], renderer.default_cmpl_tok_params)
+        return rendered
+
+    async def _one(self, prompt_ids: list[int], params: Any) -> Any:
         final = None
         async for output in self._engine.generate(
-            TokensPrompt(prompt_token_ids=prompt_ids),
+            await self._rendered(prompt_ids),
             params,
             request_id=uuid.uuid4().hex,
             lora_request=self._lora,

@@ -285,6 +285,32 @@ def test_engine_token_ids_are_its_replies_without_the_stop_token(engine, hf_fp32
     assert engine.generate_token_ids(prompts, cut) == [ids[:3]]
 
 
+def test_engine_requests_raise_no_deprecation_warning(engine, monkeypatch):
+    """Our requests go through the engine's renderer: vLLM's warning that raw prompts are
+    deprecated (printed to the user on the first request) is never issued, for generation or
+    scoring."""
+    from vllm.v1.engine import input_processor
+
+    class Recorder:
+        def __init__(self, logger):
+            self.logger, self.messages = logger, []
+
+        def warning_once(self, message, *args, **kwargs):
+            self.messages.append(message)
+
+        warning = warning_once
+
+        def __getattr__(self, name):
+            return getattr(self.logger, name)
+
+    recorder = Recorder(input_processor.logger)
+    monkeypatch.setattr(input_processor, "logger", recorder)
+    conversation = [[{"role": "user", "content": "Name one colour."}]]
+    assert engine.generate(conversation, GenerationSettings(max_new_tokens=4))[0]
+    engine.target_logprobs([ScoringRequest((504, 3000), (504,))])
+    assert not [m for m in recorder.messages if "deprecated" in m], recorder.messages
+
+
 def test_over_long_prompts_fail_clearly(engine, server_lm):
     long = ScoringRequest(tuple([504] * (MAX_MODEL_LEN + 10)), (504,))
     with pytest.raises(EvaluationLMError, match="does not fit max_model_len"):
