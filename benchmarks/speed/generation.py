@@ -41,6 +41,7 @@ import torch
 from benchmarks.common.machine import describe_machine
 from benchmarks.common.manifest import Run
 from benchmarks.common.paths import DEMO, REPO
+from benchmarks.common.vllm_engine import embedded_vllm_engine
 from scorers.data.records import load_records
 from scorers.lm import load_evaluation_lm
 from scorers.lm.base import GenerationSettings
@@ -115,21 +116,6 @@ def transformers_baseline(lm: Any) -> Any:
             lm.model.set_attn_implementation(attention)
 
     return run
-
-
-def vllm_engine() -> Any:
-    """Our in-process vLLM engine on the embedded model, as the scoring benchmark starts it
-    (float32, every core; an idle engine takes no CPU from the other paths: measured)."""
-    from scorers.lm.embedded import materialize_embedded
-    from scorers.lm.vllm import VLLMEngineLM
-
-    return VLLMEngineLM(
-        str(materialize_embedded()),
-        dtype="float32",
-        max_model_len=4096,
-        kv_cache_memory_bytes=2 << 30,
-        enforce_eager=True,
-    )
 
 
 def run_batches(batch_sizes: dict[str, list[int]], *, engine: Any = None) -> list[dict[str, Any]]:
@@ -372,7 +358,9 @@ def main() -> None:
     args = parser.parse_args()
     engine = None
     if not args.no_vllm and importlib.util.find_spec("vllm") is not None:
-        engine = vllm_engine()
+        # 2 GiB holds the 32 rewrite rows at once; an idle engine takes no CPU from the other
+        # paths (measured)
+        engine = embedded_vllm_engine(kv_cache_memory_bytes=2 << 30)
         engine.generate_token_ids([[1, 2, 3]], GenerationSettings(max_new_tokens=2))  # warm-up
     provenance = Run(args.out.parent, data=[DEMO], settings=vars(args)) if args.out else None
     result: dict[str, Any] = {

@@ -318,16 +318,9 @@ def main(argv: list[str] | None = None) -> dict:
         ratios = [b / o for b, o in zip(results[0]["round_seconds"], run["round_seconds"])]
         run["round_speedups"] = ratios
     if not args.no_vllm and importlib.util.find_spec("vllm") is not None:
-        from scorers.lm.embedded import materialize_embedded
-        from scorers.lm.vllm import VLLMEngineLM
+        from benchmarks.common.vllm_engine import embedded_vllm_engine
 
-        engine = VLLMEngineLM(
-            str(materialize_embedded()),
-            dtype="float32",
-            max_model_len=4096,
-            kv_cache_memory_bytes=1 << 30,
-            enforce_eager=True,
-        )
+        engine = embedded_vllm_engine(kv_cache_memory_bytes=1 << 30)
         engine.target_logprobs(requests[:2])  # warm-up
         run = timed(
             "vllm", lambda rs: [r.total for r in engine.target_logprobs(rs)], requests, args.pairs
