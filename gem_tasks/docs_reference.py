@@ -15,6 +15,7 @@ import importlib
 from pathlib import Path
 
 from scorers import list_metrics
+from scorers.registry import MetricSpec
 from scorers.signature import Signature
 
 METRIC_TABLE = Path("metrics") / "table.md"
@@ -69,6 +70,14 @@ def family_signature_fields(family: str) -> list[str]:
     return found
 
 
+def headline(spec: MetricSpec) -> str:
+    """The metric's headline as the table names it: ``mean`` or ``corpus: `<statistic>```."""
+    if spec.headline is None:
+        return "mean"
+    diagnostic = f"; mean as `{spec.headline.item_mean}`" if spec.headline.item_mean else ""
+    return f"corpus: `{spec.headline.name}`{diagnostic}"
+
+
 def metric_table_markdown() -> str:
     """Every registered metric: what it is, which way is better, what it needs, its options,
     what an empty review gets, its comparability version and its source."""
@@ -83,11 +92,13 @@ def metric_table_markdown() -> str:
         "`get_metric(name)` and in the lm-evaluation-harness task's `metadata.scorers`. Scores "
         "are compared only within one metric and one signature group (see "
         "[Comparing models](../comparing.md)); the version is the family's comparability version, "
-        "bumped when its numbers change.",
+        "bumped when its numbers change. The headline is the number Inspect prints first and the "
+        "leaderboard ranks: the mean of the per-item values, or a corpus statistic computed over "
+        "the items scored (ranked with a bootstrap interval and paired bootstrap tests).",
         "",
-        "| metric | family | what it measures | better | needs | empty review | domains | version "
-        "| source |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| metric | family | what it measures | headline | better | needs | empty review | "
+        "domains | version | source |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for spec in specs:
         page = FAMILY_PAGES.get(spec.family)
@@ -95,7 +106,8 @@ def metric_table_markdown() -> str:
         aliases = f" (also `{'`, `'.join(spec.aliases)}`)" if spec.aliases else ""
         lines.append(
             f"| `{spec.name}`{aliases} | {family} | {cell(spec.display_name)}: "
-            f"{cell(spec.description)} | {'higher' if spec.higher_is_better else 'lower'} | "
+            f"{cell(spec.description)} | {headline(spec)} | "
+            f"{'higher' if spec.higher_is_better else 'lower'} | "
             f"{', '.join(sorted(spec.needs)) or 'nothing'} | {EMPTY[spec.empty_candidate]} | "
             f"{domains(spec.domains)} | {spec.version} | {cell(spec.source)} |"
         )

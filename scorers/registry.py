@@ -26,12 +26,15 @@ from typing import TYPE_CHECKING, Any
 from scorers.errors import MetricError, UnknownMetricError
 
 if TYPE_CHECKING:
+    from scorers.corpus import CorpusStatistic
     from scorers.resources import Resources
     from scorers.types import Item, Result
 
 __all__ = [
+    "CORPUS_STATISTIC",
     "EMPTY_CANDIDATE",
     "NEEDS",
+    "PER_ITEM_MEAN",
     "Metric",
     "MetricSpec",
     "get_metric",
@@ -92,11 +95,16 @@ class MetricSpec:
     empty_candidate: str = ""
     """What an empty or whitespace-only candidate gets (one of :data:`EMPTY_CANDIDATE`): the
     contract test holds every metric to its declaration."""
+    headline: CorpusStatistic | None = None
+    """The metric's headline number when it is a corpus statistic (balanced accuracy, an AUC, a
+    KL divergence of pooled counts: :mod:`scorers.corpus`); None when the headline is the mean
+    of the per-item values. Harnesses report the headline first, under its name, and rank by it
+    (:attr:`headline_name`)."""
     corpus: Mapping[str, Callable[[list[dict[str, Any]]], float]] = field(default_factory=dict)
-    """Corpus-level numbers of a run: name -> function of the scored samples' result metadata
-    (:meth:`~scorers.types.Result.metadata`, one dict per sample) -> one float (e.g. a KL
-    divergence between pooled distributions, which is not a mean of per-sample values). A
-    harness reports each beside the mean; one name means one function in every family."""
+    """Further corpus-level numbers of a run, reported beside the headline: name -> function of
+    the scored samples' result metadata (:meth:`~scorers.types.Result.metadata`, one dict per
+    sample) -> one float (a Wilson interval's end, the share of reviews a detector flags). One
+    name means one function in every family."""
     domains: frozenset[str] = frozenset({"peer_review"})
     """The judgment domains the metric applies to (:mod:`scorers.domains`): peer review by
     default; a metric whose prompts and reading exist in another domain's wording lists it. A
@@ -112,11 +120,31 @@ class MetricSpec:
         unknown = set(self.needs) - NEEDS
         if unknown:
             raise MetricError(f"metric {self.name!r}: unknown needs {sorted(unknown)}")
+        if self.headline is not None and self.headline.name in self.corpus:
+            raise MetricError(
+                f"metric {self.name!r}: {self.headline.name!r} is its headline and a further "
+                "corpus number"
+            )
         if self.empty_candidate not in EMPTY_CANDIDATE:
             raise MetricError(
                 f"metric {self.name!r}: empty_candidate must say what an empty review gets, one "
                 f"of {sorted(EMPTY_CANDIDATE)}; got {self.empty_candidate!r}"
             )
+
+    @property
+    def headline_name(self) -> str:
+        """The name the headline is reported under: ``mean`` for a per-item mean, else the
+        corpus statistic's name (``balanced_accuracy``, ``auc``, ``corpus_kl``)."""
+        return "mean" if self.headline is None else self.headline.name
+
+    @property
+    def headline_kind(self) -> str:
+        """``per-item mean`` or ``corpus statistic``."""
+        return PER_ITEM_MEAN if self.headline is None else CORPUS_STATISTIC
+
+
+PER_ITEM_MEAN = "per-item mean"
+CORPUS_STATISTIC = "corpus statistic"
 
 
 class Metric(ABC):
@@ -170,7 +198,7 @@ class Metric(ABC):
 
 _REGISTRY: dict[str, MetricSpec] = {}
 _ALIASES: dict[str, str] = {}
-_CORPUS: dict[str, Callable[[list[dict[str, Any]]], float]] = {}
+_CORPUS: dict[str, object] = {}
 _discovered = False
 _lock = threading.RLock()
 
@@ -182,7 +210,10 @@ def register_metric(spec: MetricSpec) -> MetricSpec:
         for name in (spec.name, *spec.aliases):
             if name in _REGISTRY or name in _ALIASES:
                 raise MetricError(f"metric name {name!r} is registered twice")
-        for key, function in spec.corpus.items():
+        numbers: dict[str, object] = dict(spec.corpus)
+        if spec.headline is not None:
+            numbers[spec.headline.name] = spec.headline
+        for key, function in numbers.items():
             if _CORPUS.setdefault(key, function) is not function:
                 raise MetricError(
                     f"metric {spec.name!r}: corpus number {key!r} is another family's name for a "

@@ -51,6 +51,9 @@ class Paper:
     accept: bool | None = None
     """The venue's outcome (accepted or not), when the dataset has a decision
     (:mod:`scorers.data.decisions`); the decision metrics score verdicts against it."""
+    official_ratings: tuple[float, ...] | None = None
+    """Every official reviewer's rating of the paper, as the venue's decision data lists them
+    (a paper-level list; the held-out reviewer's is among them), when the dataset has it."""
 
     @property
     def abstract_problem(self) -> str | None:

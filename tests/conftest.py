@@ -10,8 +10,9 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -333,13 +334,20 @@ def write_log(
     created: str = "2025-01-01T00:00:00+00:00",
     config: GenerateConfig | None = None,
     task: str = "gem_tasks/iclr",
+    details: Mapping[str, Mapping[str, Any]] | None = None,
+    task_args: Mapping[str, Any] | None = None,
+    metrics: Mapping[str, float] | None = None,
 ) -> Path:
     """A finished log: one sample per paper, its score ``values[paper]`` (NaN: unscored,
-    ``ERROR``: the sample errored), every score carrying ``sig``."""
+    ``ERROR``: the sample errored), every score carrying ``sig`` and the paper's ``details``
+    (result metadata such as a stated rating and the outcome); ``task_args`` over the default
+    ones (``candidate``: ``human`` or ``model``); ``metrics``: what the log reports for the
+    scorer (Inspect metric name -> value)."""
     from inspect_ai.log import (
         EvalConfig,
         EvalDataset,
         EvalLog,
+        EvalMetric,
         EvalResults,
         EvalSample,
         EvalScore,
@@ -363,7 +371,8 @@ def write_log(
                 )
             )
             continue
-        score = Score(value=value, metadata={"signature": sig, "references": []})
+        own = dict((details or {}).get(paper) or {})
+        score = Score(value=value, metadata={"signature": sig, "references": [], **own})
         samples.append(
             EvalSample(
                 id=paper, epoch=1, input="review this paper", target="", scores={scorer: score}
@@ -377,11 +386,26 @@ def write_log(
             model="none/none" if human else model,
             model_generate_config=config or GenerateConfig(),
             config=EvalConfig(),
-            task_args={"candidate": "human" if human else "model", "seed": 0, "references": 2},
+            task_args={
+                "candidate": "human" if human else "model",
+                "seed": 0,
+                "references": 2,
+                **dict(task_args or {}),
+            },
         ),
         status="success",
         samples=samples,
-        results=EvalResults(scores=[EvalScore(name=scorer, scorer=scorer)]),
+        results=EvalResults(
+            scores=[
+                EvalScore(
+                    name=scorer,
+                    scorer=scorer,
+                    metrics={
+                        k: EvalMetric(name=k, value=v) for k, v in dict(metrics or {}).items()
+                    },
+                )
+            ]
+        ),
     )
     path.parent.mkdir(parents=True, exist_ok=True)
     write_eval_log(log, str(path))

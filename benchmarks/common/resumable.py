@@ -51,7 +51,53 @@ def _stamp(moment: datetime.datetime) -> str:
     return moment.isoformat(timespec="seconds")
 
 
-class Journal:
+class JournalRecord:
+    """A run's journal as it was written (read only): which invocations worked on which rows,
+    when, at which commit, on which machine."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.data = data
+
+    @classmethod
+    def read(cls, out: Path) -> JournalRecord | None:
+        """The journal in results folder ``out``; None when there is none."""
+        path = Path(out) / JOURNAL
+        return cls(json.loads(path.read_text())) if path.exists() else None
+
+    def seconds(self, name: str) -> float:
+        """Row ``name``'s time summed over the invocations that worked on it (each to its end,
+        or to its last heartbeat where it was stopped)."""
+        total = 0.0
+        for invocation in self.data["invocations"]:
+            timing = invocation["rows"].get(name)
+            if timing:
+                end = datetime.datetime.fromisoformat(timing["ended"] or timing["alive"])
+                total += (end - datetime.datetime.fromisoformat(timing["started"])).total_seconds()
+        return total
+
+    def rows(self) -> list[str]:
+        """The rows any invocation worked on, in the order they were first started."""
+        invocations = self.data["invocations"]
+        return list(dict.fromkeys(row for invocation in invocations for row in invocation["rows"]))
+
+    def invocations(self, name: str) -> int:
+        """How many invocations worked on row ``name``."""
+        return sum(name in invocation["rows"] for invocation in self.data["invocations"])
+
+    def finished(self, name: str) -> bool:
+        """Whether an invocation finished row ``name``."""
+        return any(
+            (invocation["rows"].get(name) or {}).get("ended")
+            for invocation in self.data["invocations"]
+        )
+
+    def commits(self, name: str) -> list[str]:
+        """The commits of the invocations that worked on row ``name``, in order."""
+        found = [i["commit"] for i in self.data["invocations"] if name in i["rows"]]
+        return list(dict.fromkeys(found))
+
+
+class Journal(JournalRecord):
     """The invocations of one resumable run, kept in ``invocations.json`` of its results folder.
 
     Args:
@@ -150,26 +196,6 @@ class Journal:
         """The machine as a row sees it once it works: the GPU appears once torch has loaded a
         model on it (the invocation starts before any model is loaded)."""
         self.entry["machine"] = describe_machine()
-
-    def seconds(self, name: str) -> float:
-        """Row ``name``'s time summed over the invocations that worked on it (each to its end,
-        or to its last heartbeat where it was stopped)."""
-        total = 0.0
-        for invocation in self.data["invocations"]:
-            timing = invocation["rows"].get(name)
-            if timing:
-                end = datetime.datetime.fromisoformat(timing["ended"] or timing["alive"])
-                total += (end - datetime.datetime.fromisoformat(timing["started"])).total_seconds()
-        return total
-
-    def rows(self) -> list[str]:
-        """The rows any invocation worked on, in the order they were first started."""
-        invocations = self.data["invocations"]
-        return list(dict.fromkeys(row for invocation in invocations for row in invocation["rows"]))
-
-    def invocations(self, name: str) -> int:
-        """How many invocations worked on row ``name``."""
-        return sum(name in invocation["rows"] for invocation in self.data["invocations"])
 
 
 def add_fresh_option(

@@ -13,6 +13,7 @@ from typing import Any
 from inspect_ai.log import EvalLog, read_eval_log
 
 from gem_tasks.analysis.leaderboard.logs import read_scores
+from scorers.data.paper_docs import DATASET
 from scorers.metrics.autopre.exams import EXAMS, qualification_from_rows
 from scorers.metrics.autopre.ranking import RankRow, rank_with_intervals
 
@@ -40,7 +41,8 @@ def qualification_from_log(log: str | Path | EvalLog) -> dict[str, Any]:
     its samples): exam scores with used/unparsed counts, passes, thresholds, the panel and its
     weights, judge calls per exam, and what a panel needs to judge as the exam did: the
     generator identity each judge answered with and whether it answered forced. ``source``
-    names the log."""
+    names the log; ``dataset`` is the identity of the dataset the exams were drawn from (name,
+    records, content hash), which the panel holds a scored dataset to."""
     eval_log = log if isinstance(log, EvalLog) else read_eval_log(str(log))
     if eval_log.eval.task.split("/")[-1] != EXAM_TASK:
         raise ValueError(f"{eval_log.location}: a {eval_log.eval.task} log, not {EXAM_TASK}'s")
@@ -70,6 +72,8 @@ def qualification_from_log(log: str | Path | EvalLog) -> dict[str, Any]:
     out["generators"] = {name: next(iter(seen)) for name, seen in generators.items()}
     out["forced"] = {name: next(iter(seen)) for name, seen in forced.items()}
     out["source"] = Path(str(eval_log.location)).name if eval_log.location else "log"
+    # the dataset the judges were qualified on (None for an exam log that did not record it)
+    out["dataset"] = (eval_log.eval.metadata or {}).get(DATASET)
     return out
 
 

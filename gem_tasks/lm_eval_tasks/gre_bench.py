@@ -27,6 +27,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 import prompts
@@ -37,7 +38,7 @@ from scorers.data.paper_docs import (
     refuse_unservable,
 )
 from scorers.data.paper_docs import paper_document as build_document
-from scorers.data.records import load_records
+from scorers.data.records import dataset_identity, load_records
 from scorers.registry import get_metric, metric_spec, resolve_metric_names
 from scorers.resources import Resources
 from scorers.types import Result
@@ -124,6 +125,7 @@ def load_docs(**metadata: Any) -> Any:
         records, options.scorers, scorer_options=options.scorer_options, where=str(source)
     )
     k = negatives_wanted(options.scorers, options.negatives, scorer_options=options.scorer_options)
+    identity = dataset_identity(records, name=Path(str(source)).stem)
     rows = []
     for record in records:
         text, document = build_document(
@@ -132,6 +134,7 @@ def load_docs(**metadata: Any) -> Any:
             seed=options.seed,
             max_paper_tokens=options.max_paper_tokens,
             negatives=negatives_metadata(record, records, k=k, seed=options.seed) if k else [],
+            dataset=identity,
         )
         rows.append(
             {

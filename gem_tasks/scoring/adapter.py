@@ -12,6 +12,7 @@ does not have is an error naming the ones it has.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,7 @@ from gem_tasks.scoring.metrics import at_token_limit, ci90_lower, ci90_upper
 from gem_tasks.scoring.roles import model_generator, role_generators
 from scorers.errors import EvaluationLMError
 from scorers.metrics.autopre.panel import register_qualification_reader
-from scorers.registry import Metric, get_metric, list_metrics, metric_spec
+from scorers.registry import Metric, MetricSpec, get_metric, list_metrics, metric_spec
 from scorers.registry import resolve_metric_names as parse_scorer_names
 from scorers.resources import Resources
 from scorers.types import Result
@@ -46,13 +47,16 @@ __all__ = [
     "METRICS",
     "SCORERS",
     "make_scorers",
+    "item_mean_metric",
     "metric_scorer",
     "parse_scorer_names",
     "resources_for",
+    "scorer_metrics",
     "to_score",
 ]
 
 METRICS = [mean(), stderr(), ci90_lower(), ci90_upper(), at_token_limit()]
+"""The Inspect metrics of a metric whose headline is the mean of its per-item values."""
 
 
 def _exam_log_qualification(path: Path) -> dict[str, Any] | None:
@@ -81,6 +85,44 @@ def corpus_metric(key: str, function: Callable[[list[dict[str, Any]]], float]) -
         factory.__name__ = key
         _CORPUS_METRICS[key] = metric(name=key)(factory)
     return _CORPUS_METRICS[key]()
+
+
+def item_mean_metric(key: str) -> InspectMetric:
+    """The Inspect metric ``gem_tasks/<key>``: the mean of the scored samples' values, reported
+    under a name that says what it is where it is a diagnostic beside a corpus headline (the
+    mean stated rating beside a rating AUC)."""
+    if key not in _CORPUS_METRICS:
+
+        def factory() -> InspectMetric:
+            def compute(scores: list[SampleScore]) -> float:
+                values = [float(s.score.as_float()) for s in scores]
+                return sum(values) / len(values) if values else math.nan
+
+            return compute
+
+        factory.__name__ = key
+        _CORPUS_METRICS[key] = metric(name=key)(factory)
+    return _CORPUS_METRICS[key]()
+
+
+def scorer_metrics(spec: MetricSpec) -> list[InspectMetric]:
+    """The Inspect metrics reported for ``spec``, its headline first under its own name: the
+    mean with its standard error and 90% interval for a per-item mean, else the corpus
+    statistic with its bootstrap 95% interval (``<name>_ci95_lower``/``_upper``) and, where the
+    family names it, the per-item mean as a diagnostic; then the count of samples resting on a
+    generation cut at its token limit and the family's further corpus numbers."""
+    extra = [corpus_metric(k, f) for k, f in spec.corpus.items()]
+    headline = spec.headline
+    if headline is None:
+        return [*METRICS, *extra]
+    out = [
+        corpus_metric(headline.name, headline.value),
+        corpus_metric(f"{headline.name}_ci95_lower", lambda rows: headline.interval(rows)[0]),
+        corpus_metric(f"{headline.name}_ci95_upper", lambda rows: headline.interval(rows)[1]),
+    ]
+    if headline.item_mean:
+        out.append(item_mean_metric(headline.item_mean))
+    return [*out, at_token_limit(), *extra]
 
 
 def resources_for(
@@ -143,14 +185,14 @@ def register_scorers(
     build: Callable[..., Scorer],
     *,
     suffix: str,
-    metrics: list[Any],
     doc: str,
-    corpus: bool = True,
+    metrics: list[Any] | None = None,
 ) -> dict[str, Callable[..., Scorer]]:
     """An Inspect scorer ``gem_tasks/<name><suffix>`` for every registered metric, each a
     factory taking ``scorer_lm``, ``scorer_lm_args``, ``cache_dir`` and the metric's options
-    and calling ``build(name, ...)``; ``doc`` is formatted with the metric's spec. With
-    ``corpus``, the metric's corpus-level numbers are reported beside ``metrics``."""
+    and calling ``build(name, ...)``; ``doc`` is formatted with the metric's spec. The scorer
+    reports ``metrics``, by default the metric's own (:func:`scorer_metrics`: its headline
+    first)."""
 
     def register(name: str) -> Callable[..., Scorer]:
         spec = metric_spec(name)
@@ -171,8 +213,8 @@ def register_scorers(
 
         factory.__name__ = f"{name}{suffix}"
         factory.__doc__ = doc.format(spec=spec, options=", ".join(sorted(spec.defaults)) or "none")
-        extra = [corpus_metric(k, f) for k, f in spec.corpus.items()] if corpus else []
-        return scorer(metrics=[*metrics, *extra], name=f"{name}{suffix}")(factory)
+        own = scorer_metrics(spec) if metrics is None else list(metrics)
+        return scorer(metrics=own, name=f"{name}{suffix}")(factory)
 
     return {spec.name: register(spec.name) for spec in list_metrics()}
 
@@ -180,7 +222,6 @@ def register_scorers(
 SCORERS = register_scorers(
     metric_scorer,
     suffix="",
-    metrics=METRICS,
     doc="{spec.display_name}: {spec.description} ({spec.source}).\n\nOptions: {options} "
     "(defaults {spec.defaults}), plus scorer_lm, scorer_lm_args and cache_dir.",
 )

@@ -238,10 +238,11 @@ def spearman_p() -> Metric:
 @metric
 def rating_spearman() -> Metric:
     """Spearman's ρ between the scores and the candidates' human ratings (the sample metadata's
-    ``ratings``), per rating dimension (``rho_<dimension>``), their mean over dimensions
-    (``rho_mean_of_dimensions``) and ρ with the mean rating (``rho_mean_rating``): the Scoring
-    Rules paper's Table 3 SummEval column (four expert dimensions). Unscored samples are left
-    out; a dimension with fewer than three rated, scored samples is not reported."""
+    ``ratings``): first its headline, the mean of the per-dimension ρ
+    (``rho_mean_of_dimensions``: the Scoring Rules paper's Table 3 SummEval column, "the mean
+    over all dimensions"), then ρ with the mean rating (``rho_mean_rating``) and ρ per rating
+    dimension (``rho_<dimension>``). Unscored samples are left out; a dimension with fewer than
+    three rated, scored samples is not reported."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
         rows = []
@@ -252,18 +253,20 @@ def rating_spearman() -> Metric:
             value = sample.score.as_float()
             if math.isfinite(value):
                 rows.append((value, ratings))
-        out: dict[str, float] = {}
+        per_dimension: dict[str, float] = {}
         dimensions = sorted({d for _, ratings in rows for d in ratings})
         for dimension in dimensions:
             pairs = [(v, r[dimension]) for v, r in rows if dimension in r]
             if len(pairs) >= 3:
-                out[f"rho_{dimension}"] = statistics.spearman(*zip(*pairs, strict=True))[0]
-        per_dimension = [v for k, v in out.items() if math.isfinite(v)]
-        if per_dimension:
-            out["rho_mean_of_dimensions"] = sum(per_dimension) / len(per_dimension)
+                rho = statistics.spearman(*zip(*pairs, strict=True))[0]
+                per_dimension[f"rho_{dimension}"] = rho
+        out: dict[str, float] = {}
+        finite = [v for v in per_dimension.values() if math.isfinite(v)]
+        if finite:
+            out["rho_mean_of_dimensions"] = sum(finite) / len(finite)
         full = [(v, sum(r.values()) / len(r)) for v, r in rows if set(r) == set(dimensions)]
         if len(full) >= 3:
             out["rho_mean_rating"] = statistics.spearman(*zip(*full, strict=True))[0]
-        return out
+        return {**out, **per_dimension}
 
     return compute

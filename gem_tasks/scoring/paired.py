@@ -74,8 +74,7 @@ def paired_scorer(
 PAIRED_SCORERS = register_scorers(
     paired_scorer,
     suffix="_paired",
-    corpus=False,  # corpus numbers read unpaired metadata; the paired task reports SMDs
-    metrics=[],
+    metrics=[],  # the robustness task reports paired statistics (SMDs), not a headline
     doc="{spec.display_name} before and after the sample's perturbation (robustness task).",
 )
 """Every core metric's paired scorer factory, by metric name (``gem_tasks/<name>_paired``)."""

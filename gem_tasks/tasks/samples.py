@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -12,13 +13,14 @@ from inspect_ai.model import ChatMessageSystem, ChatMessageUser
 import prompts
 from scorers.data.paper_docs import (
     CHARS_PER_TOKEN,
+    DATASET,
     negatives_metadata,
     negatives_wanted,
     paper_document,
     paper_input,
     refuse_unservable,
 )
-from scorers.data.records import PaperRecord, RecordError
+from scorers.data.records import PaperRecord, RecordError, dataset_identity
 from scorers.data.sources.summaries import load_judgment_records
 from scorers.domains import template
 from scorers.registry import refuse_out_of_domain, resolve_metric_names
@@ -34,6 +36,7 @@ __all__ = [
     "paper_input",
     "record_to_sample",
     "refuse_unservable",
+    "scored_dataset",
 ]
 
 DEMO_DATASET = Path(__file__).parent / "data" / "demo_iclr.jsonl"
@@ -52,6 +55,7 @@ def record_to_sample(
     max_paper_tokens: int,
     negatives: list[dict[str, Any]] | None = None,
     system_prompt: str = "review/system",
+    dataset: Mapping[str, Any] | None = None,
 ) -> Sample:
     """One sample per paper: a review prompt (``system_prompt``; default the GEM paper's C.3)
     as input, the held-out human review as target, and the reference reviews, abstract and ASSW
@@ -62,6 +66,7 @@ def record_to_sample(
         seed=seed,
         max_paper_tokens=max_paper_tokens,
         negatives=negatives,
+        dataset=dataset,
     )
     return Sample(
         id=paper.id,
@@ -104,6 +109,7 @@ def paper_dataset(
     if scorers is not None:
         refuse_out_of_domain(resolve_metric_names(scorers), found[0], where=str(path))
         refuse_unservable(records, scorers, scorer_options=scorer_options, where=str(path))
+    identity = dataset_identity(records, name=Path(str(path)).stem)
     samples = [
         record_to_sample(
             r,
@@ -112,7 +118,15 @@ def paper_dataset(
             max_paper_tokens=max_paper_tokens,
             negatives=negatives_metadata(r, records, k=negatives, seed=seed) if negatives else [],
             system_prompt=system_prompt,
+            dataset=identity,
         )
         for r in records
     ]
     return MemoryDataset(samples, name=Path(str(path)).stem, location=str(path))
+
+
+def scored_dataset(samples: Sequence[Sample]) -> dict[str, Any] | None:
+    """The identity of the dataset the samples come from (:data:`DATASET`), as the metrics that
+    are tied to one dataset take it (``scored_dataset``); None when the samples do not say."""
+    found = {json.dumps(s.metadata.get(DATASET), sort_keys=True) for s in samples if s.metadata}
+    return json.loads(found.pop()) if len(found) == 1 else None

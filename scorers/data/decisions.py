@@ -15,10 +15,11 @@ from __future__ import annotations
 import csv
 import html
 import json
+import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, MutableMapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ __all__ = [
     "decision_counts",
     "decision_from",
     "join_decisions",
+    "official_ratings",
     "read_decisions",
 ]
 
@@ -44,10 +46,13 @@ class DecisionError(GemTasksError, ValueError):
 @dataclass(frozen=True)
 class Decision:
     """A paper's outcome: the venue's label (normalised) and whether it is an acceptance (None
-    for a label that is no outcome: withdrawn, workshop)."""
+    for a label that is no outcome: withdrawn, workshop); with it, where the source lists them,
+    the ratings of every official reviewer of the paper (``ratings``: a paper-level list, e.g. a
+    decisions file's, whose reviews the data may hold without their ratings)."""
 
     label: str
     accept: bool | None
+    ratings: tuple[float, ...] | None = None
 
 
 _TAG = re.compile(r"<[^>]*>")
@@ -125,6 +130,35 @@ def decision_from(value: Any) -> Decision | None:
     return decision
 
 
+def official_ratings(value: Any) -> tuple[float, ...] | None:
+    """Every official reviewer's rating of a paper: a list of numbers, or a decisions file's
+    ``"3;6;8"``; None when absent or empty.
+
+    Raises:
+        DecisionError: a value that is not a number.
+    """
+    if value is None:
+        return None
+    if isinstance(value, str):
+        parts = [p.strip() for p in value.split(";") if p.strip()]
+    elif isinstance(value, list | tuple):
+        parts = list(value)
+    else:
+        raise DecisionError(f"ratings must be a list or 'a;b;c', got {value!r:.60}")
+    out = []
+    for part in parts:
+        if isinstance(part, bool):
+            raise DecisionError(f"a rating must be a number, got {part!r}")
+        try:
+            number = float(part)
+        except (TypeError, ValueError):
+            raise DecisionError(f"a rating must be a number, got {part!r:.40}") from None
+        if not math.isfinite(number):
+            raise DecisionError(f"a rating must be finite, got {part!r:.40}")
+        out.append(number)
+    return tuple(out) or None
+
+
 def _flag(value: Any) -> bool | None:
     text = str(value).strip().lower() if value is not None else ""
     if text in ("", "none", "null"):
@@ -138,8 +172,8 @@ def _flag(value: Any) -> bool | None:
 
 def read_decisions(path: str | Path) -> dict[str, Decision]:
     """Decisions by paper (forum) id from a CSV (columns ``id``, ``decision`` and optionally
-    ``accept`` 1/0; other columns ignored) or a JSONL file (``{"id", "decision", "accept"}``
-    per line), e.g. ``../shared/data/decisions/iclr2020_decisions.csv``.
+    ``accept`` 1/0 and ``ratings``, every official reviewer's rating as ``3;6;8``; other columns
+    ignored) or a JSONL file (``{"id", "decision", "accept", "ratings"}`` per line).
 
     Raises:
         DecisionError: a missing file or column, a duplicated id, a label that states no
@@ -171,9 +205,10 @@ def read_decisions(path: str | Path) -> dict[str, Decision]:
         if paper_id in out:
             raise DecisionError(f"{where}: paper {paper_id!r} has a second decision")
         try:
-            out[paper_id] = decision_from(
+            decision = decision_from(
                 {"label": row.get("decision"), "accept": _flag(row.get("accept"))}
             )
+            out[paper_id] = replace(decision, ratings=official_ratings(row.get("ratings")))
         except DecisionError as exc:
             raise DecisionError(f"{where}: {exc}") from None
     return out
@@ -182,12 +217,13 @@ def read_decisions(path: str | Path) -> dict[str, Decision]:
 def join_decisions(
     rows: Sequence[MutableMapping[str, Any]], decisions: Mapping[str, Decision]
 ) -> dict[str, int]:
-    """Set each record row's ``decision`` label from ``decisions`` by its id, in place; returns
-    the counts (``joined``, ``records_without_decision``, ``decisions_unused``: decisions of
-    papers not in the rows).
+    """Set each record row's ``decision`` label from ``decisions`` by its id, in place, and its
+    ``official_ratings`` where the decisions list them; returns the counts (``joined``,
+    ``records_without_decision``, ``decisions_unused``: decisions of papers not in the rows).
 
     Raises:
-        DecisionError: a row already holds a different decision (two sources disagree).
+        DecisionError: a row already holds a different decision or other official ratings (two
+            sources disagree).
     """
     joined = 0
     ids = set()
@@ -203,6 +239,14 @@ def join_decisions(
                 f"{decision.label!r}"
             )
         row["decision"] = decision.label
+        if decision.ratings is not None:
+            held_ratings = official_ratings(row.get("official_ratings"))
+            if held_ratings is not None and held_ratings != decision.ratings:
+                raise DecisionError(
+                    f"paper {row['id']!r}: the record lists official ratings "
+                    f"{list(held_ratings)}, the decisions file {list(decision.ratings)}"
+                )
+            row["official_ratings"] = list(decision.ratings)
         joined += 1
     return {
         "joined": joined,

@@ -20,6 +20,7 @@ from scorers.types import CANDIDATE_IS_JUDGMENTS, Item, Paper, Review, abstract_
 
 __all__ = [
     "BASELINE",
+    "DATASET",
     "CANDIDATE_MODE",
     "VERDICT_REPLY",
     "CHARS_PER_TOKEN",
@@ -46,6 +47,10 @@ VERDICT_REPLY = "verdict_reply"
 
 BASELINE = "baseline"
 """Document key: the baseline rule that states the sample's verdict (no reviewer)."""
+
+DATASET = "dataset_identity"
+"""Document key: the identity of the dataset the paper comes from
+(:func:`scorers.data.records.dataset_identity`: name, records, content hash)."""
 
 
 def _review_dict(review: ReviewRecord) -> dict[str, Any]:
@@ -176,10 +181,12 @@ def paper_document(
     seed: int,
     max_paper_tokens: int,
     negatives: list[dict[str, Any]] | None = None,
+    dataset: Mapping[str, Any] | None = None,
 ) -> tuple[str, dict[str, Any]]:
     """The review prompt's paper text and the document of ``paper``: its facts, the held-out
-    review, the ``references`` reference reviews of the fixed split (``seed``) and the negative
-    references. A paper with too few reviews raises ``RecordError``."""
+    review, the ``references`` reference reviews of the fixed split (``seed``), the negative
+    references and, when given, the identity of the ``dataset`` it comes from (:data:`DATASET`).
+    A paper with too few reviews raises ``RecordError``."""
     split = split_reviews(paper, references=references, seed=seed)
     text, facts = paper_input(paper, max_paper_tokens=max_paper_tokens)
     return text, {
@@ -196,6 +203,9 @@ def paper_document(
         "split_seed": seed,
         "domain": paper.domain,
         "group": paper.group,
+        "official_ratings": (
+            list(paper.official_ratings) if paper.official_ratings is not None else None
+        ),
         "candidates": [
             {"id": c.id, "text": c.text, "ratings": dict(c.ratings)} for c in paper.candidates
         ],
@@ -204,7 +214,12 @@ def paper_document(
             if paper.decision is not None
             else {}
         ),
+        **({DATASET: dict(dataset)} if dataset is not None else {}),
     }
+
+
+def _official_ratings(ratings: Any) -> tuple[float, ...] | None:
+    return tuple(float(r) for r in ratings) if ratings else None
 
 
 def reviews_from_metadata(rows: Any) -> tuple[Review, ...]:
@@ -230,6 +245,7 @@ def item_from_document(
             paper_text=document.get("paper_text"),
             assw=document.get("assw"),
             accept=(document.get("decision") or {}).get("accept"),
+            official_ratings=_official_ratings(document.get("official_ratings")),
         ),
         candidate=candidate,
         references=reviews_from_metadata(document.get("references")),

@@ -5,6 +5,7 @@ One record per task input (a paper, an article, a hotel, a question)::
     {"id", "venue", "title", "abstract", "paper_text" (optional), "assw" (optional),
      "domain" (optional, default "peer_review"), "group" (optional),
      "decision" (optional: the venue's label, e.g. "Accept (poster)"),
+     "official_ratings" (optional: every official reviewer's rating, a paper-level list),
      "reviews": [{"id", "text", "summary" (optional), "rating", "confidence",
                   "ratings" (optional: {dimension: number})}],
      "candidates" (optional): [{"id", "text", "ratings": {dimension: number}}]}
@@ -26,11 +27,11 @@ import hashlib
 import json
 import random
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scorers.data.decisions import Decision, DecisionError, decision_from
+from scorers.data.decisions import Decision, DecisionError, decision_from, official_ratings
 from scorers.errors import GemTasksError
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
     "RecordError",
     "ReviewRecord",
     "ReviewSplit",
+    "dataset_identity",
     "load_records",
     "parse_judgment_item",
     "parse_record",
@@ -91,6 +93,9 @@ class PaperRecord:
     candidates: tuple[CandidateRecord, ...] = ()
     decision: Decision | None = None
     """The venue's outcome (:mod:`scorers.data.decisions`), when the data has it."""
+    official_ratings: tuple[float, ...] | None = None
+    """Every official reviewer's rating of the paper as the venue's decision data lists them (a
+    paper-level list, e.g. where the reviews are stored without their ratings), when given."""
 
 
 @dataclass(frozen=True)
@@ -183,7 +188,15 @@ def parse_record(raw: Any, *, where: str) -> PaperRecord:
         group=_optional_text(raw.get("group"), where=where, name="group"),
         candidates=_candidates(raw.get("candidates"), where=where),
         decision=_decision(raw.get("decision"), where=where),
+        official_ratings=_official_ratings(raw.get("official_ratings"), where=where),
     )
+
+
+def _official_ratings(value: Any, *, where: str) -> tuple[float, ...] | None:
+    try:
+        return official_ratings(value)
+    except DecisionError as exc:
+        raise RecordError(f"{where}: field 'official_ratings': {exc}") from None
 
 
 def _decision(value: Any, *, where: str) -> Decision | None:
@@ -365,3 +378,16 @@ def split_reviews(paper: PaperRecord, *, references: int, seed: int) -> ReviewSp
     shuffled = list(order)
     random.Random(int.from_bytes(digest[:8], "big")).shuffle(shuffled)
     return ReviewSplit(held_out=shuffled[0], references=tuple(shuffled[1 : 1 + references]))
+
+
+def dataset_identity(records: Sequence[PaperRecord], *, name: str) -> dict[str, Any]:
+    """What identifies a dataset's content: ``name`` (e.g. the file's stem), the number of
+    ``records`` and a sha256 over their canonical content (every field of every record, in no
+    particular order), so the same papers and reviews give the same hash whatever file holds
+    them and in whatever order, and a changed review gives another. Recorded where a result is
+    tied to one dataset (an Auto-PRE qualification)."""
+    rows = sorted(
+        json.dumps(asdict(r), sort_keys=True, ensure_ascii=False, default=str) for r in records
+    )
+    digest = hashlib.sha256("\n".join(rows).encode("utf-8")).hexdigest()
+    return {"name": name, "records": len(rows), "sha256": digest}

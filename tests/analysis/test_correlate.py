@@ -29,13 +29,15 @@ from scipy import stats
 
 from gem_tasks.analysis.leaderboard import HUMAN_LABEL, compare_logs
 from gem_tasks.analysis.leaderboard.correlate import (
-    corpus_keys,
     correlate,
     correlation_file_stem,
     correlation_markdown,
     metric_correlations,
 )
 from gem_tasks.cli import main as cli_main
+from scorers.metrics.beyond.focus import corpus_kl
+from scorers.metrics.beyond.structure import CATEGORIES
+from scorers.registry import metric_spec
 
 # -- the paper's Table 3 (spec §6), fed to the leaderboard ----------------------------------------
 
@@ -261,11 +263,9 @@ def test_what_cannot_be_computed_is_said_not_hidden():
 
 PAPERS = [f"p{i}" for i in range(12)]
 RNG = np.random.default_rng(3)
-# the Inspect metric the weakness KL's scorer reports its corpus-level number as (registry)
-KL_KEY = (corpus_keys("br_weakness_kl") or ["the registry gives br_weakness_kl no corpus number"])[
-    0
-]
-MODELS = {  # model -> (MAE level, weakness recall level, corpus KL)
+# the weakness KL's headline: the KL of the category counts pooled over the papers (registry)
+KL_KEY = metric_spec("br_weakness_kl").headline_name
+MODELS = {  # model -> (MAE level, weakness recall level, another corpus number its log reports)
     "openai/model-a": (1.0, 0.45, 0.05),
     "openai/model-b": (1.4, 0.30, 0.20),
     "openai/model-c": (2.4, 0.15, 0.35),
@@ -281,9 +281,12 @@ def write_log(
     corpus: dict[str, dict[str, float]],
     *,
     human: bool = False,
+    details: dict[tuple[str, str], dict] | None = None,
 ) -> Path:
     """A finished gem_tasks/iclr log: per paper, one score per scorer; ``corpus``: scorer ->
-    its corpus-level Inspect metrics in the results (name -> value)."""
+    its corpus-level Inspect metrics in the results (name -> value); ``details``: (paper,
+    scorer) -> the score's result metadata."""
+    details = details or {}
     samples = []
     for paper, scores in values.items():
         samples.append(
@@ -293,7 +296,10 @@ def write_log(
                 input="review this paper",
                 target="",
                 scores={
-                    name: Score(value=v, metadata={"signature": {"metric": name}})
+                    name: Score(
+                        value=v,
+                        metadata={"signature": {"metric": name}, **details.get((paper, name), {})},
+                    )
                     for name, v in scores.items()
                 },
             )
@@ -333,36 +339,55 @@ def write_log(
     return path
 
 
-def per_paper(mae: float, recall: float) -> dict[str, dict[str, float]]:
-    return {
-        p: {
+def focus_counts(skew: float) -> dict:
+    """One paper's weakness categories: the experts' counts, and a model's drawn further from
+    them the larger ``skew`` is."""
+    human = {c: int(RNG.integers(0, 4)) for c in CATEGORIES}
+    weights = np.array([1.0 + skew * i for i in range(len(CATEGORIES))])
+    drawn = RNG.choice(CATEGORIES, size=6, p=weights / weights.sum())
+    model = {c: int((drawn == c).sum()) for c in CATEGORIES}
+    return {"category_counts": {"human": human, "model": model}, "alpha": 0.5}
+
+
+def per_paper(mae: float, recall: float, skew: float) -> tuple[dict, dict]:
+    """Per paper each scorer's value, and the weakness KL's result metadata (its counts: the
+    per-paper value is the KL of one paper's counts, a diagnostic; the headline pools them)."""
+    values, details = {}, {}
+    for p in PAPERS:
+        counts = focus_counts(skew)
+        details[(p, "br_weakness_kl")] = counts
+        values[p] = {
             "br_rating_mae": mae + float(RNG.normal(0, 0.3)),
             "br_weakness_recall": recall + float(RNG.normal(0, 0.05)),
-            "br_weakness_kl": float(RNG.uniform(0.5, 2.0)),  # per-paper diagnostic, not used
+            "br_weakness_kl": corpus_kl([counts]),
         }
-        for p in PAPERS
-    }
+    return values, details
 
 
 @pytest.fixture(scope="module")
 def logs(tmp_path_factory) -> tuple[Path, dict]:
     root = tmp_path_factory.mktemp("correlate_logs")
-    values = {}
-    for model, (mae, recall, kl) in MODELS.items():
-        values[model] = per_paper(mae, recall)
+    values, kls = {}, {}
+    for k, (model, (mae, recall, other)) in enumerate(MODELS.items()):
+        values[model], details = per_paper(mae, recall, skew=0.3 * k)
+        kls[model] = corpus_kl(list(details.values()))  # the headline over all its papers
         name = model.split("/")[1]
-        # the registry's corpus number, and another one only a named --corpus-key picks
-        corpus = {"br_weakness_kl": {KL_KEY: kl, "pooled": -kl}}
-        if model == "openai/model-e":  # two logs: its corpus KL cannot be pooled
+        # the headline as Inspect reports it, and another number only a named --corpus-key picks
+        corpus = {"br_weakness_kl": {KL_KEY: kls[model], "pooled": -other}}
+        if model == "openai/model-e":  # two logs: the log's own numbers cannot be pooled
             items = list(values[model].items())
-            write_log(root / f"{name}-1.eval", model, dict(items[:6]), corpus)
-            write_log(root / f"{name}-2.eval", model, dict(items[6:]), corpus)
+            for part, chosen in (("1", items[:6]), ("2", items[6:])):
+                write_log(root / f"{name}-{part}.eval", model, dict(chosen), {
+                    "br_weakness_kl": {"pooled": -other}}, details=details)  # fmt: skip
         else:
-            write_log(root / f"{name}.eval", model, values[model], corpus)
+            write_log(root / f"{name}.eval", model, values[model], corpus, details=details)
     human = {p: {"br_weakness_recall": 0.5, "br_weakness_kl": 0.0} for p in PAPERS}
-    corpus = {"br_weakness_kl": {KL_KEY: 0.0}}
-    write_log(root / "human.eval", "none", human, corpus, human=True)
-    return root, values
+    same = {(p, "br_weakness_kl"): focus_counts(0.0) for p in PAPERS}
+    for paper in PAPERS:  # the human's own categories: the model side equals the experts'
+        counts = same[(paper, "br_weakness_kl")]["category_counts"]
+        counts["model"] = dict(counts["human"])
+    write_log(root / "human.eval", "none", human, {}, human=True, details=same)
+    return root, {"values": values, "kls": kls}
 
 
 def expected(values: dict, metric: str, models: list[str]) -> float:
@@ -373,7 +398,8 @@ def expected(values: dict, metric: str, models: list[str]) -> float:
 
 @pytest.mark.slow
 def test_leaderboard_cli_writes_the_correlation_files(logs, tmp_path, capsys):
-    root, values = logs
+    root, found = logs
+    values, kls = found["values"], found["kls"]
     out = tmp_path / "board"
     code = cli_main(
         [
@@ -397,22 +423,28 @@ def test_leaderboard_cli_writes_the_correlation_files(logs, tmp_path, capsys):
     assert recall["models"] == 5 and recall["value_source"] == "mean"
     assert recall["pearson_r"] == pytest.approx(expected(values, "br_weakness_recall", models))
     assert HUMAN_LABEL not in recall["model_names"]
-    # the KL: each log's corpus-level number (the registry's name for it), not the mean of the
-    # per-paper values; model-e's two logs cannot be pooled, so it has no value (a note says so)
+    # the KL: its headline, the KL of the counts pooled over each model's papers (recomputed
+    # from the samples, so model-e's two logs pool too), not the mean of the per-paper values
     kl = csv.loc["br_weakness_kl"]
-    assert kl["value_source"] == KL_KEY and kl["models"] == 4
-    four = models[:4]
-    mae = [np.mean([s["br_rating_mae"] for s in values[m].values()]) for m in four]
-    want = stats.pearsonr([MODELS[m][2] for m in four], mae).statistic
+    assert kl["value_source"] == KL_KEY and kl["models"] == 5
+    mae = [np.mean([s["br_rating_mae"] for s in values[m].values()]) for m in models]
+    want = stats.pearsonr([kls[m] for m in models], mae).statistic
     assert kl["pearson_r"] == pytest.approx(want)
+    assert kl["pearson_r"] != pytest.approx(expected(values, "br_weakness_kl", models))
     text = (out / "correlation_with_br_rating_mae.md").read_text(encoding="utf-8")
-    assert "cannot be pooled" in text and "ᶜ" in text
-    # a named --corpus-key picks that Inspect metric instead (here the KL negated: r flips)
+    assert "ᶜ" in text
+    # a named --corpus-key picks that Inspect metric of each log instead (here the other number
+    # negated: r flips); model-e's two logs' numbers cannot be pooled (a note says so)
     args = ["leaderboard", str(root), "--against", "br_rating_mae", "--quiet", "--out", str(out)]
     assert cli_main([*args, "--corpus-key", "pooled"]) == 0
     csv = pd.read_csv(out / "correlation_with_br_rating_mae.csv").set_index("metric")
     assert csv.loc["br_weakness_kl", "value_source"] == "pooled"
-    assert csv.loc["br_weakness_kl", "pearson_r"] == pytest.approx(-want)
+    four = models[:4]
+    mae_four = [np.mean([s["br_rating_mae"] for s in values[m].values()]) for m in four]
+    other = stats.pearsonr([MODELS[m][2] for m in four], mae_four).statistic
+    assert csv.loc["br_weakness_kl", "pearson_r"] == pytest.approx(-other)
+    text = (out / "correlation_with_br_rating_mae.md").read_text(encoding="utf-8")
+    assert "cannot be pooled" in text
     # --corpus-key '' falls back to the means of the per-paper values (model-e counts again)
     assert cli_main([*args, "--corpus-key", ""]) == 0
     csv = pd.read_csv(out / "correlation_with_br_rating_mae.csv").set_index("metric")
@@ -423,7 +455,8 @@ def test_leaderboard_cli_writes_the_correlation_files(logs, tmp_path, capsys):
 
 
 def test_report_cli_against(logs, tmp_path, capsys):
-    root, values = logs
+    root, found = logs
+    values = found["values"]
     out = tmp_path / "report"
     assert (
         cli_main(["report", str(root), "--out", str(out), "--against", "br_rating_mae", "--quiet"])

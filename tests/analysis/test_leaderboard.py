@@ -34,6 +34,7 @@ from gem_tasks.analysis.leaderboard.compare import (
 from gem_tasks.analysis.leaderboard.logs import signature_differences
 from gem_tasks.analysis.leaderboard.params import read_params
 from gem_tasks.analysis.leaderboard.plot import plot_leaderboard
+from gem_tasks.analysis.leaderboard.render import write_leaderboard
 from gem_tasks.cli import main as cli_main
 from scorers.validation.statistics import holm_adjust, paired_comparison
 
@@ -132,7 +133,7 @@ def test_paired_comparisons_on_common_papers(built_logs):
         d = x - y
         half = stats.t.ppf(0.95, d.size - 1) * d.std(ddof=1) / math.sqrt(d.size)
         assert row["papers"] == len(common)
-        assert row["mean_difference"] == pytest.approx(d.mean(), rel=1e-12)
+        assert row["difference"] == pytest.approx(d.mean(), rel=1e-12)
         assert row["ci90_lower"] == pytest.approx(d.mean() - half, rel=1e-12)
         assert row["ci90_upper"] == pytest.approx(d.mean() + half, rel=1e-12)
         assert row["p"] == pytest.approx(stats.ttest_rel(x, y).pvalue, rel=1e-12)
@@ -468,7 +469,7 @@ def test_rescored_logs_form_one_group_per_evaluation_lm(demo_logs, tiny_folder, 
     x = np.array([human[p] if pair["model_a"] == HUMAN_LABEL else model[p] for p in papers])
     y = np.array([model[p] if pair["model_a"] == HUMAN_LABEL else human[p] for p in papers])
     assert pair["papers"] == 3
-    assert pair["mean_difference"] == pytest.approx((x - y).mean(), rel=1e-9)
+    assert pair["difference"] == pytest.approx((x - y).mean(), rel=1e-9)
     assert pair["p"] == pytest.approx(stats.ttest_rel(x, y).pvalue, rel=1e-9)
 
     code = cli_main(["leaderboard", str(demo_logs), "--merge", "--quiet"])
@@ -632,3 +633,159 @@ def test_the_commands_description_is_the_leaderboards_docstring(
     with pytest.raises(SystemExit):
         cli_main(["leaderboard", "--help"])
     assert compare.__doc__.strip() in capsys.readouterr().out
+
+
+# -- corpus statistics: ranked, bounded and paired as themselves ---------------------------------
+
+# a dozen papers, 4 accepted (p0-p3) and 8 rejected (p4-p11)
+DECIDED = [f"p{i}" for i in range(12)]
+ACCEPTED = set(DECIDED[:4])
+# stated accept/reject per row: "liberal" accepts every accepted paper and half the rejected
+# ones, "reject-all" rejects everything, "backwards" accepts only rejected papers (half of them)
+STATED = {
+    "openai/liberal": {p: p in ACCEPTED or p in {"p4", "p5", "p6", "p7"} for p in DECIDED},
+    "openai/reject-all": dict.fromkeys(DECIDED, False),
+    "openai/backwards": {p: p in {"p4", "p5", "p6", "p7"} for p in DECIDED},
+}
+# stated ratings (ties within and across classes): "sharp" orders the papers almost perfectly,
+# "flat" states 5 for every paper, "inverted" rates every accepted paper 3 and every rejected 8
+RATINGS = {
+    "openai/sharp": dict(zip(DECIDED, [8, 6, 6, 5, 5, 3, 3, 3, 1, 1, 1, 1])),
+    "openai/flat": dict.fromkeys(DECIDED, 5),
+    "openai/inverted": {p: 3 if p in ACCEPTED else 8 for p in DECIDED},
+}
+
+
+def _decision_logs(root: Path) -> Path:
+    for model, stated in STATED.items():
+        details = {
+            p: {
+                "predicted_accept": a,
+                "accept": p in ACCEPTED,
+                "indicator": int(a == (p in ACCEPTED)),
+            }
+            for p, a in stated.items()
+        }
+        values = {p: float(d["indicator"]) for p, d in details.items()}
+        write_log(
+            root / f"ba_{model.split('/')[1]}.eval",
+            model,
+            values,
+            scorer="decision_balanced_accuracy",
+            sig=signature(metric="decision_balanced_accuracy", family="decision"),
+            details=details,
+            # what Inspect printed: right for two rows, a stale number for "backwards"
+            metrics={"balanced_accuracy": 0.4} if model == "openai/backwards" else None,
+        )
+    for model, ratings in RATINGS.items():
+        details = {p: {"rating": float(r), "accept": p in ACCEPTED} for p, r in ratings.items()}
+        write_log(
+            root / f"auc_{model.split('/')[1]}.eval",
+            model,
+            {p: float(r) for p, r in ratings.items()},
+            scorer="decision_auc",
+            sig=signature(metric="decision_auc", family="decision"),
+            details=details,
+        )
+    return root
+
+
+def test_corpus_statistics_are_ranked_bounded_and_paired_as_themselves(tmp_path):
+    board = compare_logs([_decision_logs(tmp_path / "logs")], progress=False)
+    table = board.table.set_index(["metric", "model"])
+
+    # balanced accuracy: (TPR + TNR) / 2. liberal (1 + 1/2) / 2, reject-all (0 + 1) / 2,
+    # backwards (0 + 1/2) / 2; their per-paper means (accuracy) tie liberal and reject-all at 8/12
+    ba = table.loc["decision_balanced_accuracy"]
+    assert ba["value"].to_dict() == pytest.approx(
+        {"openai/liberal": 0.75, "openai/reject-all": 0.5, "openai/backwards": 0.25}
+    )
+    assert ba["mean"].to_dict() == pytest.approx(
+        {"openai/liberal": 8 / 12, "openai/reject-all": 8 / 12, "openai/backwards": 4 / 12}
+    )
+    assert ba["rank"].to_dict() == {
+        "openai/liberal": 1,
+        "openai/reject-all": 2,
+        "openai/backwards": 3,
+    }
+    assert set(ba["headline"]) == {"balanced_accuracy"}
+    assert set(ba["headline_kind"]) == {"corpus statistic"}
+    # reject-all is 0.5 in every resample (TPR 0, TNR 1 whatever is drawn): a point interval
+    assert (
+        ba.loc["openai/reject-all", "ci90_lower"],
+        ba.loc["openai/reject-all", "ci90_upper"],
+    ) == (
+        0.5,
+        0.5,
+    )
+    assert ba.loc["openai/liberal", "ci90_lower"] <= 0.75 <= ba.loc["openai/liberal", "ci90_upper"]
+    # liberal's TPR is 1 in every resample: its interval stays within [0.5, 1]
+    assert ba.loc["openai/liberal", "ci90_lower"] >= 0.5
+    # the number the log reports is checked against the one recomputed from its samples
+    [stale] = [n for n in board.notes if "its log reports" in n]
+    assert "openai/backwards" in stale and "balanced_accuracy 0.4, recomputed" in stale
+
+    # AUC of the stated rating. sharp: of the 4 x 8 (accepted, rejected) pairs every one is
+    # ordered right but its 5 against the rejected 5, a tie: (31 + 0.5) / 32; flat: all ties, 0.5;
+    # inverted: every pair wrong, 0. The per-paper means (the mean stated rating) order them the
+    # other way: inverted 76/12, flat 5, sharp 43/12
+    auc = table.loc["decision_auc"]
+    assert auc["value"].to_dict() == pytest.approx(
+        {"openai/sharp": 31.5 / 32, "openai/flat": 0.5, "openai/inverted": 0.0}
+    )
+    assert auc["mean"].to_dict() == pytest.approx(
+        {"openai/sharp": 43 / 12, "openai/flat": 5.0, "openai/inverted": 76 / 12}
+    )
+    assert auc["rank"].to_dict() == {"openai/sharp": 1, "openai/flat": 2, "openai/inverted": 3}
+    # a resample keeps 4 accepted and 8 rejected papers: flat is 0.5 and inverted 0 in each
+    assert (auc.loc["openai/flat", "ci90_lower"], auc.loc["openai/flat", "ci90_upper"]) == (
+        0.5,
+        0.5,
+    )
+    assert (auc.loc["openai/inverted", "ci90_lower"], auc.loc["openai/inverted", "ci90_upper"]) == (
+        0.0,
+        0.0,
+    )
+
+    # paired bootstrap on the 12 papers both scored: flat − inverted is 0.5 in every resample, so
+    # its interval is [0.5, 0.5] and no resample reaches 0: p = 2 (0 + 1) / (2000 + 1)
+    pairs = board.pairs[board.pairs["metric"] == "decision_auc"].set_index(["model_a", "model_b"])
+    flat = pairs.loc[("openai/flat", "openai/inverted")]
+    assert flat["test"] == "paired bootstrap" and flat["papers"] == 12
+    assert flat["difference"] == pytest.approx(0.5)
+    assert (flat["ci90_lower"], flat["ci90_upper"]) == pytest.approx((0.5, 0.5))
+    assert flat["p"] == pytest.approx(2 / 2001)
+    assert math.isnan(flat["t"])  # no t-test of the ratings
+    # every pair is that clear-cut; Holm multiplies the smallest of three equal p-values by 3
+    assert pairs["p"].tolist() == pytest.approx([2 / 2001] * 3)
+    assert pairs["p_holm"].tolist() == pytest.approx([6 / 2001] * 3)
+    assert auc.loc["openai/sharp", "better_than"] == "openai/flat, openai/inverted"
+    # the mean's pairs stay paired t-tests
+    ba_pairs = board.pairs[board.pairs["metric"] == "decision_balanced_accuracy"]
+    assert set(ba_pairs["test"]) == {"paired bootstrap"}
+
+    # every output says which kind each table is
+    paths = write_leaderboard(board, tmp_path / "out", plot=True)
+    text = paths["markdown"].read_text()
+    assert "*Corpus statistic* `auc`" in text and "*Corpus statistic* `balanced_accuracy`" in text
+    assert (
+        "| rank | model | papers scored | unscored | errored | auc | 90% CI (bootstrap) |" in text
+    )
+    assert "| 1 | openai/sharp | 12 | 0 | 0 | 0.984 |" in text
+    assert "p (paired bootstrap)" in text
+    csv = pd.read_csv(paths["leaderboard"])
+    assert set(csv["headline_kind"]) == {"corpus statistic"}
+    assert set(pd.read_csv(paths["pairs"])["test"]) == {"paired bootstrap"}
+    document = json.loads(paths["json"].read_text())
+    assert {row["headline"] for row in document["leaderboard"]} == {"auc", "balanced_accuracy"}
+    # the plot shows the statistic and its interval, on an axis that names it
+    [auc_plot] = [
+        f for f in plot_leaderboard(board, tmp_path / "plots") if f.metric == "decision_auc"
+    ]
+    drawn = {p.model: (p.mean, p.lower, p.upper) for p in auc_plot.points}
+    assert drawn["openai/flat"] == (0.5, 0.5, 0.5)
+    assert drawn["openai/sharp"][0] == pytest.approx(31.5 / 32)
+    from gem_tasks.analysis.leaderboard.html import leaderboard_html
+
+    page = leaderboard_html(board)
+    assert "Corpus statistic auc" in page and "per-item mean (diagnostic)" in page

@@ -806,9 +806,13 @@ def test_summeval_correlation_takes_its_system_level_from_the_leaderboard(tmp_pa
     assert len(list((out / "logs").glob("*.eval"))) == 1
 
 
-def tiny_decisions_set(folder: Path, ratings: list[tuple]) -> tuple[str, Path, Path]:
+def tiny_decisions_set(
+    folder: Path, ratings: list[tuple], *, official: bool = False
+) -> tuple[str, Path, Path]:
     """A set for the decisions experiment: paper ``p<i>`` with one review per rating in
-    ``ratings[i]`` (None: unrated); p0 accepted, p1 and p2 rejected (p3 on: no decision)."""
+    ``ratings[i]`` (None: unrated); p0 accepted, p1 and p2 rejected (p3 on: no decision); with
+    ``official``, the decisions file lists every official reviewer's rating (6;8;8, 3;3;5,
+    3;4;6)."""
     rows = [
         {
             "id": f"p{i}",
@@ -824,7 +828,13 @@ def tiny_decisions_set(folder: Path, ratings: list[tuple]) -> tuple[str, Path, P
     records = folder / "papers.jsonl"
     records.write_text("".join(json.dumps(r) + "\n" for r in rows))
     decisions = folder / "decisions.csv"
-    decisions.write_text("id,decision,accept\np0,Accept (Poster),1\np1,Reject,0\np2,Reject,0\n")
+    if official:
+        decisions.write_text(
+            "id,decision,accept,ratings\np0,Accept (Poster),1,6;8;8\np1,Reject,0,3;3;5\n"
+            "p2,Reject,0,3;4;6\n"
+        )
+    else:
+        decisions.write_text("id,decision,accept\np0,Accept (Poster),1\np1,Reject,0\np2,Reject,0\n")
     return "records", records, decisions
 
 
@@ -839,25 +849,33 @@ def test_decisions_experiment_writes_the_rows_and_the_unread_verdicts(tmp_path, 
 
     # p0, p2: a review without rating
     ratings = [(8, 6, None) if i % 2 == 0 else (3, 3, 6) for i in range(4)]
-    monkeypatch.setattr(run, "SETS", {"tiny": tiny_decisions_set(tmp_path, ratings)})
+    monkeypatch.setattr(run, "SETS", {"tiny": tiny_decisions_set(tmp_path, ratings, official=True)})
     out = tmp_path / "results"
     run.main(["--model-papers", "0", "--out", str(out)])
     board = (out / "tiny" / "leaderboard" / "leaderboard.md").read_text()
     assert "baseline:committee" in board and "human (held-out review)" in board
+    # the committee over every official reviewer's rating: 22/3 accepts p0, 11/3 and 13/3
+    # reject p1 and p2: right on all three decided papers
+    assert "| 1 | baseline:committee_all_reviewers | 3 | 1 | 0 | 1.000 |" in board
+    assert "*Corpus statistic* `balanced_accuracy`" in board
     page = (out / "tiny" / "leaderboard" / "leaderboard.html").read_text()
     assert "baseline:committee" in page and "data:image/png;base64," in page
     timings = _json.loads((out / "tiny" / "timings.json").read_text())
-    assert set(timings) == {f"tiny/{row}" for row in run.ROWS}
+    assert set(timings) == {f"tiny/{row}" for row in run.ROWS}  # every rule: ratings listed
     verdicts = (out / "tiny" / "verdicts.md").read_text()
     # the held-out review of each paper is one of its three; where it is the unrated one, the
     # human verdict is missing, said in the table
     assert "| tiny/human | 4 |" in verdicts
     assert "| tiny/baseline:always_reject | 4 | 4 | 4x the rule states no rating |" in verdicts
     assert "| tiny/baseline:committee | 4 | 0 | – |" in verdicts
+    # p3 has no decision and no official ratings: its verdict says so
+    assert "| tiny/baseline:committee_all_reviewers | 4 | 1 | 1x the data lists no" in verdicts
     manifest = _json.loads((out / "tiny" / "manifest.json").read_text())
     assert {"timings.json", "verdicts.md", "invocations.json"} <= set(manifest["files"])
     with pytest.raises(SystemExit, match="unknown sets"):
         run.main(["--sets", "iclr1999", "--out", str(out)])
+    with pytest.raises(SystemExit, match="no finished model row to rebuild from"):
+        run.main(["--model-papers", "0", "--out", str(out), "--board-only"])
 
 
 @pytest.mark.slow
@@ -903,6 +921,20 @@ def test_decisions_experiment_resumes_the_model_row_and_refuses_other_settings(
     board = (out / "tiny" / "leaderboard" / "leaderboard.md").read_text()
     assert "decisions_scripted/a" in board
     assert "ran over" not in verdicts  # one invocation worked on it
+    # the folder rebuilt from the finished row's log: not run again, the journal as it was
+    before = (out / "tiny" / "invocations.json").read_text()
+    run.main([*argv, "--board-only"])
+    assert (out / "tiny" / "invocations.json").read_text() == before
+    assert [p.name for p in (out / "tiny" / "logs" / "model").glob("*.eval")] == [first.name]
+    manifest = _json.loads((out / "tiny" / "manifest.json").read_text())
+    assert manifest["settings"]["board_only"] is True
+    assert manifest["settings"]["model_row"]["log"].endswith(first.name)
+    assert any(d["path"].endswith(first.name) for d in manifest["data"])
+    assert "decisions_scripted/a" in (out / "tiny" / "leaderboard" / "leaderboard.md").read_text()
+    # a set without official ratings has no committee_all_reviewers row, and says why
+    assert "baseline:committee_all_reviewers" not in _json.loads(
+        (out / "tiny" / "timings.json").read_text()
+    )
     with pytest.raises(SystemExit, match="--fresh"):
         run.main([*argv[:-4], "--max-tokens", "32", "--out", str(out)])
     run.main([*argv[:-4], "--max-tokens", "32", "--out", str(out), "--fresh"])

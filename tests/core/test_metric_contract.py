@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from scorers import Item, Paper, Resources, Review, get_metric, list_metrics
+from scorers.data.records import dataset_identity, load_records
 from scorers.errors import MetricError
 from scorers.lm.base import Reply
 from scorers.registry import EMPTY_CANDIDATE
@@ -220,6 +221,8 @@ def test_inspect_logs_the_number_the_plain_python_call_gives(tiny_folder, fit_on
         "panel": [member],
         "weights": {member: 0.9},
         "generators": {member: "inspect/contract_scripted/roles"},
+        # qualified on these papers: the panel holds a qualification to its dataset
+        "dataset": dataset_identity(load_records(data), name=data.stem),
     }
     names = sorted(SPECS)
     scorer_options = {n: options_for(n, tiny_folder, fit_on) for n in names}

@@ -1,6 +1,6 @@
-"""Accept/reject decisions in the data (issue #37, item 1): labels normalised, acceptance read
-from the label, a decisions file read and joined by id, the records' ``decision`` field, and the
-data card's counts, on files the tests write."""
+"""Accept/reject decisions in the data: labels normalised, acceptance read from the label, a
+decisions file read and joined by id (with every official reviewer's rating where it lists
+them), the records' ``decision`` field, and the data card's counts, on files the tests write."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from scorers.data.decisions import (
     decision_counts,
     decision_from,
     join_decisions,
+    official_ratings,
     read_decisions,
 )
 from scorers.data.records import RecordError, load_records, parse_record
@@ -33,6 +34,14 @@ def test_acceptance_follows_the_label():
     assert decision_from("ACCEPT (Spotlight)") == Decision("Accept (spotlight)", True)
     assert decision_from({"label": "Reject", "accept": False}) == Decision("Reject", False)
     assert decision_from(None) is None
+    assert official_ratings([3, 5]) == (3.0, 5.0) and official_ratings("3; 5") == (3.0, 5.0)
+    assert official_ratings([]) is None and official_ratings(None) is None  # none listed
+    with pytest.raises(DecisionError, match="must be finite"):
+        official_ratings(["nan"])
+    with pytest.raises(DecisionError, match="a list or"):
+        official_ratings(5)
+    with pytest.raises(DecisionError, match="must be a number"):
+        official_ratings([True])
     with pytest.raises(DecisionError, match="contradicts itself"):
         decision_from({"label": "Reject", "accept": True})
     with pytest.raises(DecisionError, match="states no decision"):
@@ -51,10 +60,12 @@ def test_a_decisions_file_is_read_and_checked(tmp_path):
     path = _csv(tmp_path, "a,Reject,0,3;3\nb,Accept (Poster),1,6;8\nc,Accept (Talk),1,8;8\n")
     found = read_decisions(path)
     assert found == {
-        "a": Decision("Reject", False),
-        "b": Decision("Accept (poster)", True),
-        "c": Decision("Accept", True),
+        "a": Decision("Reject", False, (3.0, 3.0)),
+        "b": Decision("Accept (poster)", True, (6.0, 8.0)),
+        "c": Decision("Accept", True, (8.0, 8.0)),
     }
+    with pytest.raises(DecisionError, match=r"decisions.csv:2: a rating must be a number"):
+        read_decisions(_csv(tmp_path, "a,Reject,0,3;three\n"))
     with pytest.raises(DecisionError, match=r"decisions.csv:3: decision 'Accept \(poster\)'"):
         read_decisions(_csv(tmp_path, "a,Reject,0,\nb,Accept (Poster),0,\n"))
     with pytest.raises(DecisionError, match="second decision"):
@@ -81,6 +92,13 @@ def test_join_counts_and_refuses_a_disagreement():
         "decisions_unused": 1,
     }
     assert [r.get("decision") for r in rows] == ["Reject", "Accept (poster)", None]
+    rated = [{"id": "a"}]
+    join_decisions(rated, {"a": Decision("Reject", False, (3.0, 5.0))})
+    assert rated[0] == {"id": "a", "decision": "Reject", "official_ratings": [3.0, 5.0]}
+    with pytest.raises(DecisionError, match="official ratings"):
+        join_decisions(
+            [{"id": "a", "official_ratings": [3, 6]}], {"a": Decision("Reject", False, (3.0, 5.0))}
+        )
     with pytest.raises(DecisionError, match="the record says 'Reject'"):
         join_decisions([{"id": "a", "decision": "Reject"}], {"a": Decision("Accept", True)})
     counts = decision_counts([decision_from(r.get("decision")) for r in rows])
@@ -120,7 +138,7 @@ def test_convert_joins_decisions_into_canonical_records(tmp_path, capsys):
             for pid in ("a", "b", "c")
         )
     )
-    decisions = _csv(tmp_path, "a,Reject,0,\nb,Accept (Poster),1,\nx,Reject,0,\n")
+    decisions = _csv(tmp_path, "a,Reject,0,3;5\nb,Accept (Poster),1,\nx,Reject,0,\n")
     out = tmp_path / "out"
     status = cli_main(
         ["data", "convert", "--from", "records", str(records), "--decisions", str(decisions),
@@ -136,6 +154,15 @@ def test_convert_joins_decisions_into_canonical_records(tmp_path, capsys):
         "b": Decision("Accept (poster)", True),
         "c": None,
     }
+    # the decisions file's paper-level ratings travel with the records (JSONL and parquet)
+    ratings = {r.id: r.official_ratings for r in load_records(out / "records.jsonl")}
+    assert ratings == {"a": (3.0, 5.0), "b": None, "c": None}
+    import pyarrow.parquet as pq
+
+    rows = {
+        r["id"]: r["official_ratings"] for r in pq.read_table(out / "records.parquet").to_pylist()
+    }
+    assert rows == {"a": [3.0, 5.0], "b": None, "c": None}
     contradicting = _csv(tmp_path, "a,Reject,1,\n")
     status = cli_main(
         ["data", "convert", "--from", "records", str(records), "--decisions", str(contradicting),

@@ -1,6 +1,8 @@
 """Does the review get the verdict right? Decision and rating accuracy against ICLR's real
-outcomes (issue #37): the baseline rows (always reject, the base-rate coin, the committee rule),
-the human row (the held-out reviewer's stored rating) and the embedded SmolLM2-135M's row (its
+outcomes: the baseline rows (always reject, the base-rate coin, the committee rule over the other
+reviewers' ratings, and the committee over every official reviewer's rating from the decisions
+file, for data whose reviews carry none), the human row (the held-out reviewer's stored rating)
+and the embedded SmolLM2-135M's row (its
 review, then its rating and decision asked in a follow-up turn), on ICLR 2020 (the 300 papers of
 ``iclr2020_gppm``, ratings stored per review) and ICLR 2023 (the 1,200 papers of the GEM release,
 no per-review ratings), each set joined with its decisions file by forum id.
@@ -19,6 +21,11 @@ The model's row is resumable (``benchmarks.common.resumable``): a run stopped pa
 embedded model needs about 25 s a paper on two cores, hours for a set) is continued by the same
 command at the same commit, reusing the reviews and scores already in its log; the row's time is
 summed over the invocations. ``--fresh`` starts a set over.
+
+``--board-only`` rebuilds a set's folder from the model row's finished log without running it
+again (the rule and human rows, seconds each, are rerun as every invocation reruns them): how a
+change to the leaderboard or to the rules reaches the committed results. The model row's journal
+(``invocations.json``) is kept as its invocations wrote it, and the manifest names the log read.
 """
 
 from __future__ import annotations
@@ -38,11 +45,18 @@ from inspect_ai.log import read_eval_log
 from benchmarks.common.manifest import Run
 from benchmarks.common.model_options import add_model_options, lm_args, model_options
 from benchmarks.common.paths import SHARED_DATA
-from benchmarks.common.resumable import Journal, add_fresh_option, run_row
+from benchmarks.common.resumable import (
+    Journal,
+    JournalRecord,
+    add_fresh_option,
+    finished_log,
+    run_row,
+)
 from gem_tasks.analysis.leaderboard.compare import compare_logs
 from gem_tasks.analysis.leaderboard.html import write_leaderboard_html
 from gem_tasks.analysis.leaderboard.render import write_leaderboard
 from gem_tasks.tasks.iclr import iclr
+from scorers.data.records import load_records
 from scorers.data.sources.openreview.convert import ConvertConfig, convert_dataset
 
 HERE = Path(__file__).resolve().parent
@@ -62,7 +76,13 @@ SCORERS = (
     "decision_accuracy,decision_balanced_accuracy,decision_fpr,decision_fnr,decision_auc,"
     "rating_error"
 )
-ROWS = ("human", "baseline:always_reject", "baseline:base_rate", "baseline:committee")
+ROWS = (
+    "human",
+    "baseline:always_reject",
+    "baseline:base_rate",
+    "baseline:committee",
+    "baseline:committee_all_reviewers",
+)
 MI_SCORER = "gem_raw"
 """Scored beside the decision metrics for the model's row, so the leaderboard shows both kinds for
 the same run (GEM-raw: no statement rewrites, which would cost the 135M model an hour here)."""
@@ -136,17 +156,28 @@ def main(argv: list[str] | None = None) -> None:
     )
     add_model_options(parser, dtype_used_as="as the model under test and as the MI scorer's LM")
     add_fresh_option(parser, help="start a set over instead of resuming its stopped model row")
+    parser.add_argument(
+        "--board-only",
+        action="store_true",
+        help="rebuild each set's folder from its model row's finished log (not run again) and "
+        "the rule rows (rerun); refused when the row has no finished log",
+    )
     parser.add_argument("--out", type=Path, default=HERE / "results")
     args = parser.parse_args(argv)
     names = [n.strip() for n in args.sets.split(",") if n.strip()]
     unknown = [n for n in names if n not in SETS]
     if unknown or not names:
         raise SystemExit(f"unknown sets {unknown or args.sets!r}: choose from {', '.join(SETS)}")
+    if args.board_only and args.fresh:
+        raise SystemExit("--board-only reads the model row's log, which --fresh would remove")
     missing = [str(p) for n in names for p in SETS[n][1:] if not p.exists()]
     if missing:
         raise SystemExit(f"not found (the shared data is not in this checkout): {missing}")
     for name in names:
-        run_set(name, args)
+        if args.board_only:
+            rebuild_set(name, args)
+        else:
+            run_set(name, args)
 
 
 def run_set(name: str, args: argparse.Namespace) -> None:
@@ -172,6 +203,55 @@ def run_set(name: str, args: argparse.Namespace) -> None:
     # invocation resumes with the quick rows alone (on another machine too: a GPU machine's
     # model row, the rule rows and the page here)
     model = model_row(name, records, folder / "logs" / "model", journal, args)
+    write_set(name, folder, records, model, journal)
+    provenance.finish()
+
+
+def rebuild_set(name: str, args: argparse.Namespace) -> None:
+    """One set's folder rebuilt from its model row's finished log (``--board-only``): the rule
+    rows rerun, the leaderboard, the page, ``verdicts.md``, ``timings.json`` and the manifest
+    written again; the journal left as the model row's invocations wrote it.
+
+    Raises:
+        SystemExit: the set has no journal, or its model row did not finish, or its log is not
+            in the folder (the logs are not committed: run the row, without ``--board-only``).
+    """
+    _, data, decisions = SETS[name]
+    folder = args.out / name
+    record = JournalRecord.read(folder)
+    settings = record.data["settings"] if record is not None else {}
+    label = f"{name}/{settings.get('model', args.model)}"
+    log = finished_log(folder / "logs" / "model")
+    if record is None or not record.finished(label) or log is None:
+        journal = "no journal" if record is None else f"row finished: {record.finished(label)}"
+        raise SystemExit(
+            f"{folder}: no finished model row to rebuild from ({journal}; log: "
+            f"{log or 'none in logs/model'}); run the set without --board-only"
+        )
+    provenance = Run(
+        folder,
+        data=[data, decisions, log],
+        settings={
+            **vars(args),
+            "set": name,
+            "model_row": {"settings": settings, "commits": record.commits(label), "log": log},
+        },
+    )
+    records = joined_records(name, folder / "data")
+    unread = unread_verdicts(read_eval_log(log))
+    write_set(name, folder, records, (label, round(record.seconds(label), 1), unread), record)
+    provenance.finish()
+
+
+def write_set(
+    name: str,
+    folder: Path,
+    records: Path,
+    model: tuple[str, float, dict[str, Any]] | None,
+    journal: JournalRecord,
+) -> None:
+    """The rule rows (rerun), then the leaderboard of every row, its page and screenshot,
+    ``timings.json`` and ``verdicts.md``."""
     rules = folder / "logs" / "rules"
     timings, verdicts = rule_rows(name, records, rules)
     sources = [rules]
@@ -187,7 +267,6 @@ def run_set(name: str, args: argparse.Namespace) -> None:
     screenshot(page, board_folder / "leaderboard.png")
     (folder / "timings.json").write_text(json.dumps(timings, indent=1) + "\n")
     (folder / "verdicts.md").write_text(verdicts_table(verdicts, journal))
-    provenance.finish()
 
 
 def model_row(
@@ -229,7 +308,11 @@ def rule_rows(
     shutil.rmtree(logs, ignore_errors=True)
     timings: dict[str, float] = {}
     verdicts: dict[str, dict[str, Any]] = {}
+    listed = any(r.official_ratings for r in load_records(records))
     for row in ROWS:
+        if row == "baseline:committee_all_reviewers" and not listed:
+            print(f"{name}: no paper lists its official ratings: no {row} row", flush=True)
+            continue
         started = time.perf_counter()
         [log] = inspect_eval(
             iclr(dataset=str(records), candidate=row, scorers=SCORERS),
@@ -244,7 +327,7 @@ def rule_rows(
     return timings, verdicts
 
 
-def verdicts_table(verdicts: dict[str, dict[str, Any]], journal: Journal) -> str:
+def verdicts_table(verdicts: dict[str, dict[str, Any]], journal: JournalRecord) -> str:
     lines = [
         "# Verdicts that could not be read",
         "",

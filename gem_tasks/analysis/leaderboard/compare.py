@@ -14,25 +14,41 @@ import hashlib
 import json
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from gem_tasks.analysis.correlation_options import DEFAULT_CORPUS_KEY
-from gem_tasks.analysis.leaderboard.correlate import corpus_intervals, corpus_values
+from gem_tasks.analysis.leaderboard.correlate import (
+    corpus_intervals,
+    corpus_values,
+    log_metrics,
+)
 from gem_tasks.analysis.leaderboard.logs import (
     HUMAN_LABEL,
     LEADERBOARD_TASKS,
+    headline_kind,
+    headline_name,
     higher_is_better,
     metric_name,
     metric_order,
+    metric_spec_or_none,
     nothing_to_rank,
     read_scores,
     signature_differences,
 )
 from gem_tasks.analysis.leaderboard.types import Leaderboard
+from scorers.corpus import (
+    CorpusStatistic,
+    PairedBootstrap,
+    bootstrap_interval,
+    paired_bootstrap,
+)
+from scorers.registry import CORPUS_STATISTIC
 from scorers.validation.statistics import (
     holm_adjust,
     largest_difference_share,
@@ -89,14 +105,65 @@ def _per_paper(scores: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
+def _headline(metric: str) -> CorpusStatistic | None:
+    """The metric's corpus headline (None: its headline is the per-item mean)."""
+    spec = metric_spec_or_none(metric)
+    return spec.headline if spec is not None else None
+
+
+@dataclass(frozen=True)
+class _CorpusRows:
+    """One leaderboard row's items for a corpus statistic: their numbers, the paper of each row
+    and its stratum."""
+
+    rows: np.ndarray
+    papers: list[str]
+    strata: np.ndarray | None
+
+
+def _corpus_rows(statistic: CorpusStatistic, scores: pd.DataFrame) -> _CorpusRows:
+    """The scored samples of one (metric, group, model) read by ``statistic`` (epochs of a
+    paper are rows of one item)."""
+    scored = scores[scores["status"] == "scored"]
+    read, papers = [], []
+    for paper, details in zip(scored["paper"], scored["details"]):
+        row = statistic.read(details) if isinstance(details, Mapping) else None
+        if row is not None:
+            read.append(tuple(map(float, row)))
+            papers.append(str(paper))
+    rows = np.asarray(read, dtype=float) if read else np.empty((0, 0))
+    return _CorpusRows(rows, papers, statistic.strata_of(rows))
+
+
+def _corpus_summary(
+    statistic: CorpusStatistic, scores: pd.DataFrame, level: float
+) -> tuple[float, float, float]:
+    """The statistic over a row's scored papers and its bootstrap interval at ``level``."""
+    found = _corpus_rows(statistic, scores)
+    if not found.rows.size:
+        return math.nan, math.nan, math.nan
+    value = statistic.compute(found.rows)
+    lower, upper = bootstrap_interval(
+        statistic.compute, found.rows, strata=found.strata, items=found.papers, level=level
+    )
+    return value, lower, upper
+
+
 def _summaries(papers: pd.DataFrame, scores: pd.DataFrame, level: float) -> pd.DataFrame:
     ci = f"ci{round(level * 100)}"
     logs = scores.groupby(["metric", "group", "entry"])["log"].nunique()
+    long = {key: sub for key, sub in scores.groupby(["metric", "group", "entry"], sort=False)}
     rows = []
     for (metric, group, entry), sub in papers.groupby(["metric", "group", "entry"], sort=False):
         values = sub["value"].to_numpy(dtype=float)
         finite = values[np.isfinite(values)]
-        lower, upper = mean_confidence_interval(finite, level=level)
+        mean = float(finite.mean()) if finite.size else math.nan
+        statistic = _headline(metric)
+        if statistic is None:
+            value = mean
+            lower, upper = mean_confidence_interval(finite, level=level)
+        else:
+            value, lower, upper = _corpus_summary(statistic, long[(metric, group, entry)], level)
         rows.append(
             {
                 "metric": metric,
@@ -108,10 +175,13 @@ def _summaries(papers: pd.DataFrame, scores: pd.DataFrame, level: float) -> pd.D
                 "scored": int(finite.size),
                 "unscored": int((sub["status"] == "unscored").sum()),
                 "errored": int((sub["status"] == "error").sum()),
-                "mean": float(finite.mean()) if finite.size else math.nan,
-                "stderr": standard_error(finite),
+                "headline": headline_name(metric),
+                "headline_kind": headline_kind(metric),
+                "value": value,
                 f"{ci}_lower": lower,
                 f"{ci}_upper": upper,
+                "mean": mean,
+                "stderr": standard_error(finite),
                 "other_signature": int(sub["other_signature"].sum()),
                 "logs": int(logs[(metric, group, entry)]),
             }
@@ -119,8 +189,8 @@ def _summaries(papers: pd.DataFrame, scores: pd.DataFrame, level: float) -> pd.D
     table = pd.DataFrame(rows)
     if table.empty:
         return table
-    # rank 1 is the best: the highest mean, or the lowest for metrics where lower is better
-    signed = table["mean"] * table["metric"].map(lambda m: 1.0 if higher_is_better(m) else -1.0)
+    # rank 1 is the best: the highest headline, or the lowest for metrics where lower is better
+    signed = table["value"] * table["metric"].map(lambda m: 1.0 if higher_is_better(m) else -1.0)
     table["rank"] = (
         signed.groupby([table["metric"], table["group"]])
         .rank(ascending=False, method="min")
@@ -132,40 +202,96 @@ def _summaries(papers: pd.DataFrame, scores: pd.DataFrame, level: float) -> pd.D
     return table.drop(columns=["_order", "_group"]).reset_index(drop=True)
 
 
-def _pairs(papers: pd.DataFrame, table: pd.DataFrame, level: float) -> pd.DataFrame:
+PAIRED_T = "paired t-test"
+PAIRED_BOOTSTRAP = "paired bootstrap"
+
+
+def _t_pair(x: np.ndarray, y: np.ndarray, level: float) -> dict[str, Any]:
+    result = paired_comparison(x, y, level=level)
+    return {
+        "test": PAIRED_T,
+        "papers": result.n,
+        "difference": result.mean_difference,
+        "lower": result.ci_lower,
+        "upper": result.ci_upper,
+        "t": result.t,
+        "p": result.p,
+        # one paper carrying most of the differences' spread decides the t-test
+        "largest_share": largest_difference_share(y, x),
+        "signed_rank_p": signed_rank_test(y, x, alternative="two-sided")[1],
+    }
+
+
+def _bootstrap_pair(
+    statistic: CorpusStatistic, a: pd.DataFrame, b: pd.DataFrame, level: float
+) -> dict[str, Any]:
+    rows_a, rows_b = _corpus_rows(statistic, a), _corpus_rows(statistic, b)
+    if not rows_a.rows.size or not rows_b.rows.size:
+        result = PairedBootstrap(0, math.nan, math.nan, math.nan, math.nan, math.nan, math.nan)
+    else:
+        result = paired_bootstrap(
+            statistic.compute,
+            rows_a.rows,
+            rows_a.papers,
+            rows_b.rows,
+            rows_b.papers,
+            strata_a=rows_a.strata,
+            level=level,
+        )
+    return {
+        "test": PAIRED_BOOTSTRAP,
+        "papers": result.items,
+        "difference": result.difference,
+        "lower": result.ci_lower,
+        "upper": result.ci_upper,
+        "t": math.nan,
+        "p": result.p,
+        "largest_share": math.nan,
+        "signed_rank_p": math.nan,
+    }
+
+
+def _pairs(
+    papers: pd.DataFrame, scores: pd.DataFrame, table: pd.DataFrame, level: float
+) -> pd.DataFrame:
     ci = f"ci{round(level * 100)}"
     alpha = 1 - level
     rows = []
     for (metric, group), board in table.groupby(["metric", "group"], sort=False):
         up = higher_is_better(metric)
+        statistic = _headline(metric)
         wide = papers[(papers["metric"] == metric) & (papers["group"] == group)].pivot(
             index="paper", columns="entry", values="value"
         )
+        long = scores[(scores["metric"] == metric) & (scores["group"] == group)]
         block = []
         for a, b in combinations(list(board["model"]), 2):  # a ranked above b
-            x, y = wide[a].to_numpy(), wide[b].to_numpy()
-            result = paired_comparison(x, y, level=level)
-            significant = math.isfinite(result.p) and result.p < alpha
+            if statistic is None:
+                found = _t_pair(wide[a].to_numpy(), wide[b].to_numpy(), level)
+            else:
+                found = _bootstrap_pair(
+                    statistic, long[long["entry"] == a], long[long["entry"] == b], level
+                )
+            significant = math.isfinite(found["p"]) and found["p"] < alpha
             block.append(
                 {
                     "metric": metric,
                     "metric_name": metric_name(metric),
                     "group": group,
+                    "headline": headline_name(metric),
+                    "test": found["test"],
                     "model_a": a,
                     "model_b": b,
-                    "papers": result.n,
-                    "mean_difference": result.mean_difference,
-                    f"{ci}_lower": result.ci_lower,
-                    f"{ci}_upper": result.ci_upper,
-                    "t": result.t,
-                    "p": result.p,
-                    # one paper carrying most of the differences' spread decides the t-test
-                    "largest_share": largest_difference_share(y, x),
-                    "signed_rank_p": signed_rank_test(y, x, alternative="two-sided")[1],
+                    "papers": found["papers"],
+                    "difference": found["difference"],
+                    f"{ci}_lower": found["lower"],
+                    f"{ci}_upper": found["upper"],
+                    "t": found["t"],
+                    "p": found["p"],
+                    "largest_share": found["largest_share"],
+                    "signed_rank_p": found["signed_rank_p"],
                     "significant": significant,
-                    "better": (a if (result.mean_difference > 0) == up else b)
-                    if significant
-                    else "",
+                    "better": (a if (found["difference"] > 0) == up else b) if significant else "",
                 }
             )
         adjusted = holm_adjust([r["p"] for r in block])
@@ -176,10 +302,12 @@ def _pairs(papers: pd.DataFrame, table: pd.DataFrame, level: float) -> pd.DataFr
         "metric",
         "metric_name",
         "group",
+        "headline",
+        "test",
         "model_a",
         "model_b",
         "papers",
-        "mean_difference",
+        "difference",
         f"{ci}_lower",
         f"{ci}_upper",
         "t",
@@ -209,14 +337,14 @@ def _better_than(table: pd.DataFrame, pairs: pd.DataFrame) -> list[str]:
 def ranking_consistency(table: pd.DataFrame) -> pd.DataFrame:
     """For every two signature groups of the same metric (e.g. two evaluation LMs) that scored
     models in common: how many (``models``), their names, and Spearman's ρ between the two
-    groups' mean scores of those models with its two-sided p-value (NaN under three models).
+    groups' headline values of those models with its two-sided p-value (NaN under three models).
     ``table`` is a leaderboard table (one row per metric, group and model)."""
     rows = []
     for metric, board in table.groupby("metric", sort=False):
         groups = list(dict.fromkeys(board["group"]))
         for g1, g2 in combinations(groups, 2):
-            a = board[board["group"] == g1].set_index("model")["mean"]
-            b = board[board["group"] == g2].set_index("model")["mean"]
+            a = board[board["group"] == g1].set_index("model")["value"]
+            b = board[board["group"] == g2].set_index("model")["value"]
             common = [m for m in a.index if m in b.index]
             if not common:
                 continue
@@ -325,12 +453,44 @@ def _setup_notes(scores: pd.DataFrame, notes: list[str]) -> None:
             )
 
 
+def _check_logged_headlines(
+    table: pd.DataFrame, scores: pd.DataFrame, notes: list[str], headers: dict[str, Any]
+) -> None:
+    """A note for each row whose corpus headline, as its one log reports it (the number Inspect
+    printed and ``evals_df`` reads), differs from the one recomputed here from the samples
+    ranked (a log with samples left out as duplicates of a newer log's, or scored by another
+    definition of the statistic)."""
+    for _, row in table.iterrows():
+        if row["headline_kind"] != CORPUS_STATISTIC:
+            continue
+        sub = scores[
+            (scores["metric"] == row["metric"])
+            & (scores["group"] == row["group"])
+            & (scores["entry"] == row["model"])
+        ]
+        if sub["log"].nunique() != 1:
+            continue
+        reported = log_metrics(str(sub["log"].iloc[0]), headers, notes).get(
+            str(sub["scorer"].iloc[0]), {}
+        )
+        logged = reported.get(row["headline"])
+        if logged is None or (math.isnan(float(logged)) and math.isnan(row["value"])):
+            continue
+        if not math.isclose(float(logged), float(row["value"]), rel_tol=1e-9, abs_tol=1e-12):
+            notes.append(
+                f"{metric_name(row['metric'])} of {row['model']}: its log reports "
+                f"{row['headline']} {float(logged):.6g}, recomputed from the samples ranked "
+                f"{float(row['value']):.6g}"
+            )
+
+
 def _with_corpus_numbers(
     table: pd.DataFrame, scores: pd.DataFrame, notes: list[str]
 ) -> pd.DataFrame:
-    """The table with ``corpus`` and ``corpus_key``: the run-level number a metric's logs
-    report beside the mean (e.g. Beyond Rating's pooled focus KL, ``corpus_kl``), NaN for
-    metrics without one."""
+    """The table with ``corpus`` and ``corpus_key``: a further run-level number a metric's logs
+    report beside its headline (e.g. Binoculars' ``ai_rate``), NaN for metrics without one; and
+    the 95% interval the log reports for a mean (``interval``: Wilson's for a rate). A corpus
+    headline the log reports is checked against the number recomputed from its samples."""
     table = table.copy()
     table["corpus"], table["corpus_key"] = float("nan"), None
     table["interval"], table["interval_lower"], table["interval_upper"] = None, math.nan, math.nan
@@ -338,6 +498,7 @@ def _with_corpus_numbers(
         return table
     keys = ["metric", "group", "model"]
     headers: dict[str, dict] = {}  # each log's header read once for both
+    _check_logged_headlines(table, scores, notes, headers)
     intervals = corpus_intervals(scores, notes, headers)
     if not intervals.empty:
         first = intervals.drop_duplicates(subset=keys)
@@ -382,6 +543,8 @@ def compare_logs(
     if not (scores["status"] == "scored").any():
         raise ValueError(nothing_to_rank(logs) if logs else "the logs hold no scored sample")
     scores = _keep_newest(scores.copy(), notes)
+    if "details" not in scores:  # a frame built without result metadata: headlines need none
+        scores["details"] = None
     if scores.empty:
         raise ValueError("the logs hold no scores")
     groups = _signature_groups(scores)
@@ -418,7 +581,7 @@ def compare_logs(
     _setup_notes(scores, notes)
     papers = _per_paper(scores)
     table = unmerged if not merge else _summaries(papers, scores, level)
-    pairs = _pairs(papers, table, level)
+    pairs = _pairs(papers, scores, table, level)
     table["better_than"] = _better_than(table, pairs)
     table = _with_corpus_numbers(table, scores, notes)
     return Leaderboard(

@@ -7,12 +7,14 @@ name is built in. A model counts for a metric when it has a value for both that 
 ``against`` metric; the human baseline row is never counted (the paper reports "/" for its rating
 MAE: the correlation is across models).
 
-A model's value is its leaderboard ``mean`` (over scored papers), except for a metric with a
-corpus-level number (e.g. a KL divergence over the category counts pooled over all papers, which
-is not the mean of per-paper values): where the scorer's log reports it as an Inspect metric,
-that number is used instead. Which Inspect metric: by default (``corpus_key="auto"``) the names
-the metric registry gives in the metric's ``MetricSpec.corpus`` (``corpus_kl`` for the focus
-KLs); a ``corpus_key`` string names one for every scorer; ``None`` or ``""`` uses the means only.
+A model's value is its leaderboard headline: the mean over scored papers, or for a metric whose
+headline is a corpus statistic (e.g. the focus KL over the category counts pooled over all
+papers, which is not the mean of per-paper values) that statistic, recomputed over the scored
+papers. Where a metric's log reports a further corpus-level number as an Inspect metric, that
+number is used instead. Which Inspect metric: by default (``corpus_key="auto"``) the names the
+metric registry gives in the metric's ``MetricSpec.corpus`` (``ai_rate`` for Binoculars); a
+``corpus_key`` string names one for every scorer; ``None`` or ``""`` uses the per-item means
+only, even where the headline is a corpus statistic.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ __all__ = [
     "correlation_markdown",
     "corpus_keys",
     "corpus_values",
+    "log_metrics",
     "metric_correlations",
     "model_values",
     "write_correlations",
@@ -65,7 +68,7 @@ __all__ = [
 # -- the per-model values ------------------------------------------------------------------------
 
 
-def _log_metrics(path: str, cache: dict[str, Any], notes: list[str]) -> dict[str, dict]:
+def log_metrics(path: str, cache: dict[str, Any], notes: list[str]) -> dict[str, dict]:
     """Scorer name -> {Inspect metric name: value} from a log's header (cached; an unreadable
     log gives {} and a note)."""
     if path not in cache:
@@ -131,7 +134,7 @@ def corpus_intervals(
         lows = [k for k in names if k.endswith("_ci95_lower")]
         if not lows or sub["log"].nunique() != 1:
             continue
-        reported = _log_metrics(str(sub["log"].iloc[0]), cache, notes).get(
+        reported = log_metrics(str(sub["log"].iloc[0]), cache, notes).get(
             str(sub["scorer"].iloc[0]), {}
         )
         for low in lows:
@@ -171,7 +174,7 @@ def corpus_values(
             continue
         found: list[tuple[str, float]] = []
         for (log, scorer), _ in sub.groupby(["log", "scorer"], sort=False):
-            reported = _log_metrics(str(log), cache, notes).get(scorer, {})
+            reported = log_metrics(str(log), cache, notes).get(scorer, {})
             present = [k for k in keys if reported.get(k) is not None]
             if present:
                 found.append((present[0], float(reported[present[0]])))
@@ -198,13 +201,17 @@ def model_values(
     corpus_key: str | None = DEFAULT_CORPUS_KEY,
     notes: list[str] | None = None,
 ) -> pd.DataFrame:
-    """The leaderboard table with each row's model value: ``value`` is the log's corpus-level
-    number where the scorer reports one (see :func:`corpus_keys`; ``value_source`` is then its
-    Inspect metric's name, e.g. ``corpus_kl``), else the mean over scored papers
-    (``value_source`` "mean"). ``corpus_key=None`` uses the means only."""
+    """The leaderboard table with each row's model value: the metric's headline (``value``:
+    the mean over scored papers, or the corpus statistic recomputed over them, e.g. the pooled
+    ``corpus_kl``; ``value_source`` names it), except where the scorer's log reports a further
+    corpus-level number that :func:`corpus_keys` names (``value_source`` is then its Inspect
+    metric's name). ``corpus_key=None`` (or "") uses the per-item means only, corpus headlines
+    included."""
     table = board.table.copy()
-    table["value"] = table["mean"].astype(float)
-    table["value_source"] = "mean"
+    if not corpus_key or "value" not in table:  # the means (or a table built before headlines)
+        table["value"], table["headline"] = table["mean"], "mean"
+    table["value"] = table["value"].astype(float)
+    table["value_source"] = table["headline"].astype(str)
     if not corpus_key or table.empty:
         return table
     corpus = corpus_values(board.scores, corpus_key, notes)
@@ -284,7 +291,7 @@ def metric_correlations(
         frame["value"] = frame["mean"]
         frame["value_source"] = "mean"
     elif "value_source" not in frame:
-        frame["value_source"] = "value"
+        frame["value_source"] = frame["headline"] if "headline" in frame else "value"
     frame["value"] = frame["value"].astype(float)
     # the human baseline and the baseline rules are reference rows, not models
     human = frame["is_human"].astype(bool) | frame["model"].astype(str).map(is_reference_row)
@@ -521,8 +528,9 @@ def correlation_markdown(result: MetricCorrelations) -> str:
         parts.append("## Per-model values\n")
         parts.append("\n".join(lines) + "\n")
         parts.append(
-            f"n: scored papers; †: fewer than {result.min_scored}; ᶜ: the log's corpus-level "
-            "number; —: the model has no score for that metric; n/a: no value (none of its "
+            f"n: scored papers; †: fewer than {result.min_scored}; ᶜ: a corpus-level number (the "
+            "metric's corpus headline over the scored papers, or the log's further corpus "
+            "number); —: the model has no score for that metric; n/a: no value (none of its "
             "papers was scored, or see the notes).\n"
         )
     if result.notes:

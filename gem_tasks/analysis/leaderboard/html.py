@@ -16,9 +16,15 @@ from typing import Any
 
 import pandas as pd
 
-from gem_tasks.analysis.leaderboard.logs import BASELINE_PREFIX, metric_name
-from gem_tasks.analysis.leaderboard.render import group_caption
+from gem_tasks.analysis.leaderboard.logs import (
+    BASELINE_PREFIX,
+    headline_kind,
+    headline_name,
+    metric_name,
+)
+from gem_tasks.analysis.leaderboard.render import group_caption, table_kind_line
 from gem_tasks.analysis.leaderboard.types import Leaderboard
+from scorers.registry import CORPUS_STATISTIC
 
 __all__ = ["leaderboard_html", "write_leaderboard_html"]
 
@@ -26,6 +32,7 @@ _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 72rem; color: #222; }
 h1 { font-size: 1.5rem; } h2 { font-size: 1.15rem; margin-top: 2rem; }
 p.caption { color: #555; font-size: 0.9rem; margin: 0.2rem 0 0.6rem; }
+p.kind { font-size: 0.9rem; margin: 0 0 0.6rem; }
 table { border-collapse: collapse; width: 100%; font-size: 0.9rem; }
 th, td { border-bottom: 1px solid #ddd; padding: 0.3rem 0.5rem; text-align: right; }
 th { cursor: pointer; background: #f4f4f4; user-select: none; }
@@ -81,6 +88,10 @@ def _kind(model: str, is_human: bool) -> str:
     return "baseline" if model.startswith(BASELINE_PREFIX) else ""
 
 
+def _kind_line(metric: str, level: float) -> str:
+    return table_kind_line(metric, f"{round(level * 100)}%").replace("*", "").replace("`", "")
+
+
 def _caption(board: Leaderboard, metric: str, group: str) -> str:
     return group_caption(board, metric, group).replace("`", "")
 
@@ -90,7 +101,12 @@ def _table(board: Leaderboard, sub: pd.DataFrame) -> str:
     pct = f"{round(board.level * 100)}%"
     has_corpus = "corpus" in sub and sub["corpus"].notna().any()
     has_interval = "interval" in sub and sub["interval"].notna().any()
-    headers = ["rank", "model", "papers scored", "unscored", "mean", f"{pct} CI"]
+    metric = str(sub["metric"].iloc[0])
+    corpus_headline = headline_kind(metric) == CORPUS_STATISTIC
+    headers = ["rank", "model", "papers scored", "unscored", headline_name(metric)]
+    headers.append(f"{pct} CI (bootstrap)" if corpus_headline else f"{pct} CI")
+    if corpus_headline:
+        headers.append("per-item mean (diagnostic)")
     if has_corpus:
         headers.append(str(sub["corpus_key"].dropna().iloc[0]))
     if has_interval:
@@ -113,9 +129,11 @@ def _table(board: Leaderboard, sub: pd.DataFrame) -> str:
             _cell(html.escape(model) + badge, model, "model"),
             _cell(str(int(r["scored"])), int(r["scored"])),
             _cell(str(int(r["unscored"])), int(r["unscored"])),
-            _cell(_number(r["mean"]), r["mean"]),
+            _cell(_number(r["value"]), r["value"]),
             _cell(f"[{_number(r[f'{ci}_lower'])}, {_number(r[f'{ci}_upper'])}]", r[f"{ci}_lower"]),
         ]
+        if corpus_headline:
+            cells.append(_cell(_number(r["mean"]), r["mean"]))
         if has_corpus:
             cells.append(_cell(_number(r["corpus"]), r["corpus"]))
         if has_interval:
@@ -143,15 +161,17 @@ def leaderboard_html(
         f"<style>{_STYLE}</style></head><body>",
         "<h1>GRE-bench leaderboard</h1>",
         '<p class="caption">Click a column\'s header to sort by it. Rows marked human or '
-        "baseline are reference points, not models. Mean over papers with its Student-t "
-        "interval; where a metric's number is a corpus-level one (an AUC, a balanced accuracy) "
-        "it is shown beside, with the interval the log reports.</p>",
+        "baseline are reference points, not models. Each table says which kind of number it "
+        "ranks: a per-item mean (mean over papers, Student-t interval, paired t-tests) or a "
+        "corpus statistic (an AUC, a balanced accuracy, a pooled KL: computed over the papers "
+        "scored, bootstrap interval, paired bootstrap).</p>",
     ]
     for (metric, group), sub in board.table.groupby(["metric", "group"], sort=False):
         anchor = html.escape(f"{metric}-{group}")
         parts.append(
             f'<section id="{anchor}"><h2>{html.escape(metric_name(metric))}</h2>'
             f'<p class="caption">{html.escape(_caption(board, metric, group))}</p>'
+            f'<p class="kind">{html.escape(_kind_line(metric, board.level))}</p>'
         )
         parts.append(_table(board, sub))
         plot = (plots or {}).get((metric, group))

@@ -21,7 +21,7 @@ from inspect_ai.log import (
 from tqdm import tqdm
 
 from scorers.errors import UnknownMetricError
-from scorers.registry import MetricSpec, list_metrics, metric_spec
+from scorers.registry import PER_ITEM_MEAN, MetricSpec, list_metrics, metric_spec
 from scorers.signature import INFORMATIONAL, comparable
 
 __all__ = [
@@ -30,11 +30,14 @@ __all__ = [
     "ICLR_TASK",
     "LEADERBOARD_TASKS",
     "REVIEW_QUALITY_TASK",
+    "headline_kind",
+    "headline_name",
     "higher_is_better",
     "as_float",
     "is_reference_row",
     "metric_name",
     "metric_order",
+    "metric_spec_or_none",
     "nothing_to_rank",
     "read_scores",
     "signature_differences",
@@ -65,6 +68,16 @@ leaderboard rows beside the metrics, so ``--against rating_mean`` ranks the metr
 they order the rated systems."""
 
 _SLIM_SAMPLE = {"events", "messages", "store", "attachments"}
+_THINNED = "Key removed from summary (> 1k)"
+"""What a log's sample summary holds in place of a metadata value over 1k characters."""
+
+
+def _headline_fields(signature: Any, scorer: str) -> tuple[str, ...]:
+    """The result-metadata fields a score's corpus headline is computed from (none for a metric
+    whose headline is the mean, or one the registry does not know)."""
+    metric = signature.get("metric") if isinstance(signature, Mapping) else None
+    spec = _spec(str(metric or scorer))
+    return spec.headline.fields if spec is not None and spec.headline is not None else ()
 
 
 # -- reading the logs ----------------------------------------------------------------------------
@@ -218,7 +231,14 @@ def _read_log(path: str, header: EvalLog, notes: list[str]) -> list[dict[str, An
         if summary.error:
             for name in dict.fromkeys([*names, *(summary.scores or {})]):
                 rows.append(
-                    {**sample, "scorer": name, "value": math.nan, "status": "error", "sig": None}
+                    {
+                        **sample,
+                        "scorer": name,
+                        "value": math.nan,
+                        "status": "error",
+                        "sig": None,
+                        "details": None,
+                    }
                 )
             continue
         for name, score in (summary.scores or {}).items():
@@ -228,12 +248,18 @@ def _read_log(path: str, header: EvalLog, notes: list[str]) -> list[dict[str, An
             if value is None:
                 rows.append({**sample, "scorer": name, "value": None, "status": "non-numeric"})
                 continue
-            signature = (score.metadata or {}).get("signature")
-            if isinstance(signature, str):  # the summary dropped it (> 1k): read this sample
+            metadata = dict(score.metadata or {})
+            signature = metadata.get("signature")
+            fields = _headline_fields(signature, name)
+            if isinstance(signature, str) or any(
+                isinstance(metadata.get(f), str) and metadata[f] == _THINNED for f in fields
+            ):  # the summary dropped a value (> 1k) the leaderboard needs: read this sample
                 full = read_eval_log_sample(
                     path, id=summary.id, epoch=summary.epoch, exclude_fields=_SLIM_SAMPLE
                 )
-                signature = ((full.scores or {})[name].metadata or {}).get("signature")
+                metadata = dict((full.scores or {})[name].metadata or {})
+                signature = metadata.get("signature")
+                fields = _headline_fields(signature, name)
             rows.append(
                 {
                     **sample,
@@ -241,6 +267,7 @@ def _read_log(path: str, header: EvalLog, notes: list[str]) -> list[dict[str, An
                     "value": value,
                     "status": "scored" if math.isfinite(value) else "unscored",
                     "sig": _with_task(signature, header.eval.task),
+                    "details": {f: metadata.get(f) for f in fields} if fields else None,
                 }
             )
     non_numeric = sorted({r["scorer"] for r in rows if r["status"] == "non-numeric"})
@@ -341,6 +368,7 @@ _SCORE_COLUMNS = [
     "value",
     "status",
     "other_signature",
+    "details",
 ]
 
 
@@ -353,10 +381,11 @@ def read_scores(
     """One row per log, scorer, sample and epoch from the logs under ``sources`` (files or
     folders, searched recursively): the model (``entry`` is the row label, ``HUMAN_LABEL`` for
     the human baseline), paper id, metric, signature (canonical JSON without ``id``), value (NaN
-    when unscored or errored) and status (``scored``, ``unscored``, ``error``). Only the logs'
-    headers and sample summaries are read. Runs of one model with different generation settings
-    get different labels (see ``_label_configs``). Logs of other tasks and logs still running are
-    skipped; ``attrs["notes"]`` says which, and anything else worth knowing.
+    when unscored or errored), status (``scored``, ``unscored``, ``error``) and, for a metric
+    whose headline is a corpus statistic, the result-metadata ``details`` it is computed from.
+    Only the logs' headers and sample summaries are read. Runs of one model with different
+    generation settings get different labels (see ``_label_configs``). Logs of other tasks and
+    logs still running are skipped; ``attrs["notes"]`` says which, and anything else worth knowing.
 
     ``attrs["logs"]`` lists every log read: its path, status, error message (if any) and how
     many of its rows were scored.
@@ -420,6 +449,12 @@ def nothing_to_rank(logs: Sequence[Mapping[str, Any]]) -> str:
     )
 
 
+def metric_spec_or_none(metric: str) -> MetricSpec | None:
+    """The registry's spec of ``metric`` (None for a name it does not know, e.g. a human rating
+    row or a metric of a newer version of the package)."""
+    return _spec(metric)
+
+
 def _spec(metric: str) -> MetricSpec | None:
     try:
         return metric_spec(metric)
@@ -439,6 +474,19 @@ def metric_order(metric: str) -> tuple[int, str]:
     names = [spec.name for spec in list_metrics()]
     spec = _spec(metric)
     return (names.index(spec.name) if spec else len(names), metric)
+
+
+def headline_name(metric: str) -> str:
+    """The name of the metric's headline from the registry: ``mean`` for a per-item mean (and
+    for an unregistered metric), else the corpus statistic's (``balanced_accuracy``)."""
+    spec = _spec(metric)
+    return spec.headline_name if spec else "mean"
+
+
+def headline_kind(metric: str) -> str:
+    """``per-item mean`` or ``corpus statistic`` (an unregistered metric: a per-item mean)."""
+    spec = _spec(metric)
+    return spec.headline_kind if spec else PER_ITEM_MEAN
 
 
 def higher_is_better(metric: str) -> bool:

@@ -55,10 +55,12 @@ def plot_group(
     level: float = 0.90,
     params: Mapping[str, float] | None = None,
     ylabel: str = "score",
+    headline: str = "mean",
 ) -> LeaderboardPlot:
     """Plot one metric and signature group (rows of a leaderboard table) to a PNG.
 
-    Models are points with their CI as error bars: against parameters (billions, log axis) for
+    Models are points at their headline value (``value``: the mean, or the corpus statistic
+    ``headline`` names) with its CI as error bars: against parameters (billions, log axis) for
     the models ``params`` knows (the others are listed in ``missing_params``, not drawn), or in
     rank order without ``params``. The human baseline is a horizontal line at its mean with its
     CI as a band. Models without a finite mean are not drawn. The returned points are read from
@@ -71,7 +73,8 @@ def plot_group(
     from gem_tasks.analysis.leaderboard.params import params_for
 
     ci = f"ci{round(level * 100)}"
-    drawn = rows[rows["mean"].notna()]
+    number = "value" if "value" in rows else "mean"  # the headline (a table before headlines)
+    drawn = rows[rows[number].notna()]
     models = drawn[~drawn["is_human"]].sort_values("rank")
     humans = drawn[drawn["is_human"]]
     missing: list[str] = []
@@ -89,7 +92,7 @@ def plot_group(
         human: tuple[float, float, float] | None = None
         if not humans.empty:
             h = humans.iloc[0]
-            human = (float(h["mean"]), float(h[f"{ci}_lower"]), float(h[f"{ci}_upper"]))
+            human = (float(h[number]), float(h[f"{ci}_lower"]), float(h[f"{ci}_upper"]))
             ax.axhline(human[0], color="tab:gray", linestyle="--", linewidth=1, label=h["model"])
             if math.isfinite(human[1]) and math.isfinite(human[2]):
                 ax.axhspan(
@@ -101,7 +104,7 @@ def plot_group(
                 )
         points: list[PlottedPoint] = []
         if len(models):
-            means = models["mean"].to_numpy(dtype=float)
+            means = models[number].to_numpy(dtype=float)
             lower = models[f"{ci}_lower"].to_numpy(dtype=float)
             upper = models[f"{ci}_upper"].to_numpy(dtype=float)
             # an interval that could not be computed (one paper) is drawn without error bar
@@ -114,7 +117,7 @@ def plot_group(
                 fmt="o",
                 capsize=4,
                 color="tab:blue",
-                label=f"model, mean with {round(level * 100)}% CI",
+                label=f"model, {headline} with {round(level * 100)}% CI",
             )
             line = container.lines[0]
             xs_drawn = [float(v) for v in line.get_xdata()]
@@ -162,7 +165,8 @@ def plot_leaderboard(
 ) -> list[LeaderboardPlot]:
     """One PNG per metric and signature group of ``board`` in ``out_dir``
     (``leaderboard_<metric>_<group>.png``); see ``plot_group``."""
-    from gem_tasks.analysis.leaderboard.logs import metric_name
+    from gem_tasks.analysis.leaderboard.logs import headline_kind, headline_name, metric_name
+    from scorers.registry import CORPUS_STATISTIC
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -175,14 +179,18 @@ def plot_leaderboard(
             caption = "no evaluation LM"
         else:
             caption = f"evaluation LM {lm.iloc[0]['evaluation_lm']}"
+        headline = headline_name(metric)
+        corpus = headline_kind(metric) == CORPUS_STATISTIC
+        kind = f"corpus statistic {headline}" if corpus else "mean over papers"
         figures.append(
             plot_group(
                 rows,
                 out / f"leaderboard_{_slug(metric)}_{_slug(group)}.png",
-                title=f"{metric_name(metric)}, signature group {group}\n{caption}",
+                title=f"{metric_name(metric)} ({kind}), signature group {group}\n{caption}",
                 level=board.level,
                 params=params,
-                ylabel=metric_name(metric),
+                ylabel=f"{metric_name(metric)} ({headline})" if corpus else metric_name(metric),
+                headline=headline,
             )
         )
     return figures

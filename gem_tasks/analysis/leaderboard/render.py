@@ -11,14 +11,21 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from gem_tasks.analysis.leaderboard.logs import metric_name
+from gem_tasks.analysis.leaderboard.logs import (
+    headline_kind,
+    headline_name,
+    metric_name,
+    metric_spec_or_none,
+)
 from gem_tasks.analysis.leaderboard.params import params_for
+from scorers.corpus import BOOTSTRAP_RESAMPLES
+from scorers.registry import CORPUS_STATISTIC
 from scorers.validation.statistics import ONE_PAIR_DECIDES, one_pair_decides
 
 if TYPE_CHECKING:
     from gem_tasks.analysis.leaderboard.types import Leaderboard
 
-__all__ = ["leaderboard_markdown", "write_leaderboard"]
+__all__ = ["leaderboard_markdown", "table_kind_line", "write_leaderboard"]
 
 
 # -- output --------------------------------------------------------------------------------------
@@ -91,6 +98,21 @@ def group_caption(board: Leaderboard, metric: str, group: str) -> str:
     return f"signature group {group}" + (": " + ", ".join(shown) if shown else "")
 
 
+def table_kind_line(metric: str, pct: str) -> str:
+    """One sentence saying which kind of number a metric's table ranks."""
+    spec = metric_spec_or_none(metric)
+    statistic = spec.headline if spec is not None else None
+    if statistic is None:
+        return (
+            f"*Per-item mean*: ranked by the mean of the per-paper values, with its Student-t "
+            f"{pct} interval; pairs by paired t-test."
+        )
+    return (
+        f"*Corpus statistic* `{statistic.name}` ({statistic.description}): ranked by its value, "
+        f"with a bootstrap {pct} interval; pairs by paired bootstrap over the papers both scored."
+    )
+
+
 def _interval(row: Any) -> str:
     """`` [lower, upper]`` of a row's reported 95% interval, or "" when it has none."""
     if "interval" not in row or row["interval"] is None or pd.isna(row["interval"]):
@@ -116,21 +138,38 @@ def leaderboard_markdown(board: Leaderboard) -> str:
             "**Signature groups merged (--merge): scores computed differently are ranked "
             "together.**\n"
         )
+    kinds = set()
     for (metric, group), sub in board.table.groupby(["metric", "group"], sort=False):
         parts.append(f"## {metric_name(metric)} — {group_caption(board, metric, group)}\n")
-        lines = [
-            f"| rank | model | papers scored | unscored | errored | mean | SE | {pct} CI | "
-            "significantly better than |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
-        ]
+        corpus_headline = headline_kind(metric) == CORPUS_STATISTIC
+        kinds.add(corpus_headline)
+        parts.append(table_kind_line(metric, pct) + "\n")
+        if corpus_headline:
+            name = headline_name(metric)
+            lines = [
+                f"| rank | model | papers scored | unscored | errored | {name} | {pct} CI "
+                "(bootstrap) | per-item mean (diagnostic) | significantly better than |",
+                "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+            ]
+        else:
+            lines = [
+                f"| rank | model | papers scored | unscored | errored | mean | SE | {pct} CI | "
+                "significantly better than |",
+                "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+            ]
         for _, r in sub.iterrows():
             name = f"**{r['model']}**" if r["is_human"] else r["model"]
             rank = "n/a" if pd.isna(r["rank"]) else str(r["rank"])
+            middle = (
+                f"{_fmt(r['value'])} | [{_fmt(r[f'{ci}_lower'])}, {_fmt(r[f'{ci}_upper'])}] | "
+                f"{_fmt(r['mean'])}"
+                if corpus_headline
+                else f"{_fmt(r['value'])} | {_fmt(r['stderr'])} | "
+                f"[{_fmt(r[f'{ci}_lower'])}, {_fmt(r[f'{ci}_upper'])}]"
+            )
             lines.append(
                 f"| {rank} | {name} | {r['scored']} | {r['unscored']} | {r['errored']} | "
-                f"{_fmt(r['mean'])} | {_fmt(r['stderr'])} | "
-                f"[{_fmt(r[f'{ci}_lower'])}, {_fmt(r[f'{ci}_upper'])}] | "
-                f"{r['better_than'] or '—'} |"
+                f"{middle} | {r['better_than'] or '—'} |"
             )
         parts.append("\n".join(lines) + "\n")
         corpus = sub.dropna(subset=["corpus"]) if "corpus" in sub else sub.iloc[0:0]
@@ -140,8 +179,8 @@ def leaderboard_markdown(board: Leaderboard) -> str:
                 f"{r['model']} {_fmt(r['corpus'])}{_interval(r)}" for _, r in corpus.iterrows()
             )
             parts.append(
-                f"Corpus-level `{key}` (the run's number for this metric; the mean above is "
-                f"its per-paper diagnostic): {shown}\n"
+                f"Corpus-level `{key}` (a further number the log reports for this metric; the "
+                f"table ranks its headline): {shown}\n"
             )
         elif "interval" in sub and sub["interval"].notna().any():
             bounded = sub[sub["interval"].notna()]
@@ -150,12 +189,14 @@ def leaderboard_markdown(board: Leaderboard) -> str:
             parts.append(f"`{name}` (the log's 95% interval of the mean): {shown}\n")
         pairs = board.pairs[(board.pairs["metric"] == metric) & (board.pairs["group"] == group)]
         if not pairs.empty:
+            what = f"{headline_name(metric)} A − B" if corpus_headline else "mean A − B"
+            test = "p (paired bootstrap)" if corpus_headline else "p"
             lines = [
-                f"| A | B | papers both scored | mean A − B | {pct} CI | p | p (Holm) |",
+                f"| A | B | papers both scored | {what} | {pct} CI | {test} | p (Holm) |",
                 "| --- | --- | --- | --- | --- | --- | --- |",
             ]
             for _, r in pairs.iterrows():
-                diff = _fmt(r["mean_difference"])
+                diff = _fmt(r["difference"])
                 if r["significant"]:
                     diff = f"**{diff}**"
                 lines.append(
@@ -164,14 +205,26 @@ def leaderboard_markdown(board: Leaderboard) -> str:
                     f"{_one_paper(r)} | {_p(r['p_holm'])} |"
                 )
             parts.append("Paired comparisons:\n\n" + "\n".join(lines) + "\n")
-    parts.append(
-        f"Mean over papers (an errored or unscored paper is left out and counted); SE and "
-        f"Student-t {pct} CI over papers. Paired: A − B on the papers both scored, two-sided "
-        f"paired t-test; bold / 'significantly better than': p < {alpha:.2g} (the {pct} CI "
-        "excludes 0), not corrected for multiple comparisons (Holm-adjusted p beside it)."
-        + (_ONE_PAPER_NOTE if _any_one_paper(board.pairs) else "")
-        + "\n"
+    footer = []
+    if False in kinds or not kinds:
+        footer.append(
+            f"Per-item means: mean over papers (an errored or unscored paper is left out and "
+            f"counted); SE and Student-t {pct} CI over papers; paired: A − B on the papers both "
+            f"scored, two-sided paired t-test."
+        )
+    if True in kinds:
+        footer.append(
+            f"Corpus statistics: computed over the papers scored (an errored or unscored paper is "
+            f"left out and counted); {pct} CI: percentile interval over "
+            f"{BOOTSTRAP_RESAMPLES:,} bootstrap resamples of the papers (within each outcome "
+            f"where the statistic needs both); paired: the statistic of A minus that of B on the "
+            f"papers both scored, the same papers resampled for both, two-sided bootstrap p."
+        )
+    footer.append(
+        f"Bold / 'significantly better than': p < {alpha:.2g} (the {pct} CI excludes 0), not "
+        "corrected for multiple comparisons (Holm-adjusted p beside it)."
     )
+    parts.append(" ".join(footer) + (_ONE_PAPER_NOTE if _any_one_paper(board.pairs) else "") + "\n")
     if not board.differences.empty:
         parts.append("## Signature groups that differ\n")
         lines = [

@@ -15,11 +15,16 @@ class Leaderboard:
     """Everything the comparison found.
 
     ``table``: one row per metric, signature group and model (``papers`` seen, ``scored``,
-    ``unscored``, ``errored``, ``mean``, ``stderr``, the Student-t interval, ``rank`` within the
-    group (1 = best; the human baseline is ranked too), ``better_than``: the models it beats with
-    two-sided paired p < 1 − level). ``pairs``: every two models of a group on the papers both
-    scored. ``groups``: the signature of each group. ``differences``: per metric, the fields in
-    which its groups' signatures differ. ``consistency``: Spearman's ρ between groups.
+    ``unscored``, ``errored``; the metric's ``headline`` and ``headline_kind``, per-item mean or
+    corpus statistic; ``value``, the headline's number, with its interval at ``level``:
+    Student-t for a mean, a bootstrap over papers stratified as the statistic asks for a corpus
+    statistic; ``mean`` and ``stderr`` of the per-item values, the headline itself or a
+    diagnostic; ``rank`` by ``value`` within the group (1 = best; the human baseline is ranked
+    too); ``better_than``: the models it beats with two-sided paired p < 1 − level). ``pairs``:
+    every two models of a group on the papers both scored (``test``: a paired t-test of the
+    per-item values for a mean, a paired bootstrap of the statistic for a corpus statistic).
+    ``groups``: the signature of each group. ``differences``: per metric, the fields in which
+    its groups' signatures differ. ``consistency``: Spearman's ρ between groups.
     """
 
     table: pd.DataFrame

@@ -21,7 +21,8 @@ from gem_tasks.analysis.autopre import qualification_from_log
 from gem_tasks.scoring.roles import model_generator
 from gem_tasks.tasks import eval_card
 from gem_tasks.tasks.samples import DEMO_DATASET
-from scorers.data.records import load_records
+from scorers.data.paper_docs import DATASET
+from scorers.data.records import dataset_identity, load_records
 from scorers.lm.embedding import DEFAULT_EMBEDDER, load_embedder
 from scorers.lm.generation import LocalGenerator
 from scorers.lm.threads import run_blocking
@@ -225,5 +226,7 @@ def autopre_exam(
             "papers_without_abstract_left_out": len(loaded) - len(records),
             "scorer_lm": scorer_lm,
             "local_answers": local_answers,
+            # the qualification holds for this dataset (Auto-PRE qualifies judges per task)
+            DATASET: dataset_identity(loaded, name=Path(str(source)).stem),
         },
     )

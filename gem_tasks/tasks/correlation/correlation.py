@@ -9,9 +9,8 @@ from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.scorer import mean
 
-from gem_tasks.scoring.adapter import make_scorers
+from gem_tasks.scoring.adapter import item_mean_metric, make_scorers
 from gem_tasks.scoring.metrics import spearman_p, spearman_rho
 from gem_tasks.tasks import eval_card
 from gem_tasks.tasks.iclr.iclr import human_review
@@ -21,8 +20,10 @@ from gem_tasks.tasks.samples import (
     negatives_wanted,
     paper_input,
     refuse_unservable,
+    scored_dataset,
 )
-from scorers.data.records import RecordError, load_records
+from scorers.data.paper_docs import DATASET
+from scorers.data.records import RecordError, dataset_identity, load_records
 
 __all__ = ["correlation", "leave_one_out_dataset"]
 
@@ -70,6 +71,7 @@ def leave_one_out_dataset(
     samples = []
     extra_fields: set[str] = set()
     records = load_records(path)
+    identity = dataset_identity(records, name=Path(str(path)).stem)
     if scorers is not None:
         refuse_unservable(records, scorers, scorer_options=scorer_options, where=str(path))
     for paper in records:
@@ -109,6 +111,7 @@ def leave_one_out_dataset(
                             {"id": r.id, "text": r.text, "summary": r.summary} for r in others
                         ],
                         "negatives": drawn,
+                        DATASET: identity,
                     },
                 )
             )
@@ -149,16 +152,17 @@ def correlation(
         negatives: negative references per paper (see ``gem_tasks/iclr``).
         seed: seed of the negatives' draw.
     """
+    samples = leave_one_out_dataset(
+        dataset,
+        grade_field=grade_field,
+        negatives=negatives_wanted(scorers, negatives, scorer_options=scorer_options),
+        seed=seed,
+        scorers=scorers,
+        scorer_options=scorer_options,
+    )
     return Task(
         version=eval_card(Path(__file__).parent)["version"],
-        dataset=leave_one_out_dataset(
-            dataset,
-            grade_field=grade_field,
-            negatives=negatives_wanted(scorers, negatives, scorer_options=scorer_options),
-            seed=seed,
-            scorers=scorers,
-            scorer_options=scorer_options,
-        ),
+        dataset=samples,
         solver=human_review(),
         scorer=make_scorers(
             scorers,
@@ -167,7 +171,10 @@ def correlation(
             cache_dir=cache_dir,
             dataset_summaries=dataset_summaries,
             scorer_options=scorer_options,
+            scored_dataset=scored_dataset(samples),
         ),
-        metrics=[mean(), spearman_rho(), spearman_p()],
+        # the headline is the rank correlation with the grades (a corpus statistic); the mean
+        # score is a diagnostic under its own name
+        metrics=[spearman_rho(), spearman_p(), item_mean_metric("mean_score")],
         metadata={"grade_field": grade_field},
     )

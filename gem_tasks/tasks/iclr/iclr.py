@@ -12,7 +12,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 
 from gem_tasks.scoring.adapter import make_scorers, parse_scorer_names
 from gem_tasks.tasks import eval_card
-from gem_tasks.tasks.samples import negatives_wanted, paper_dataset
+from gem_tasks.tasks.samples import negatives_wanted, paper_dataset, scored_dataset
 from scorers.data.paper_docs import BASELINE, VERDICT_REPLY
 from scorers.metrics.decision import RULES, verdict_question
 from scorers.registry import metric_spec
@@ -96,8 +96,9 @@ def iclr(
             among the scorers it is then asked its rating and decision in a follow-up turn),
             ``human`` (the held-out human review is the answer, its stored rating the verdict;
             no model is called: the human baseline) or ``baseline:<rule>`` (no review; the
-            verdict of ``always_reject``, ``base_rate`` or ``committee``: decision metrics
-            only).
+            verdict of ``always_reject``, ``base_rate``, ``committee`` (the other reviewers'
+            mean rating) or ``committee_all_reviewers`` (every official reviewer's, from the
+            decision data's paper-level ratings): decision metrics only).
         scorer_lm: evaluation-LM spec: ``embedded`` (SmolLM2-135M, CPU, offline),
             ``hf/<model>`` or ``vllm/<model>``.
         scorer_lm_args: backend options: ``{base_url: "http://host:8000/v1"}`` (or a list of
@@ -141,6 +142,14 @@ def iclr(
         scorers=scorers,
         scorer_options=scorer_options,
     )
+    if rule == "committee_all_reviewers" and not any(
+        s.metadata.get("official_ratings") for s in samples
+    ):
+        raise ValueError(
+            f"candidate={candidate} needs every official reviewer's rating per paper, and no "
+            "paper of the dataset lists them (join a decisions file with a ratings column: "
+            "gem-tasks data convert --decisions)"
+        )
     if rule is not None:
         decided = [s.metadata["decision"]["accept"] for s in samples if s.metadata.get("decision")]
         rate = sum(1 for a in decided if a) / len(decided) if decided else None
@@ -160,6 +169,7 @@ def iclr(
             cache_dir=cache_dir,
             dataset_summaries=dataset_summaries,
             scorer_options=scorer_options,
+            scored_dataset=scored_dataset(samples),
         ),
         metadata={
             "candidate": candidate,

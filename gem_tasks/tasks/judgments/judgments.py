@@ -22,12 +22,12 @@ from inspect_ai.model import ChatMessageSystem, ChatMessageUser, ModelOutput
 from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 
 import prompts
-from gem_tasks.scoring.adapter import METRICS, make_scorers
-from gem_tasks.scoring.metrics import rating_spearman
+from gem_tasks.scoring.adapter import item_mean_metric, make_scorers
+from gem_tasks.scoring.metrics import at_token_limit, rating_spearman
 from gem_tasks.tasks import eval_card
 from gem_tasks.tasks.samples import negatives_metadata, negatives_wanted, refuse_unservable
 from scorers.data.paper_docs import paper_document
-from scorers.data.records import PaperRecord, RecordError
+from scorers.data.records import PaperRecord, RecordError, dataset_identity
 from scorers.data.sources.summaries import load_judgment_records
 from scorers.domains import domain as get_domain
 from scorers.domains import template
@@ -188,9 +188,16 @@ def judgment_task(
             cache_dir=cache_dir,
             dataset_summaries=dataset_summaries,
             scorer_options=scorer_options,
+            scored_dataset=dataset_identity(records, name=Path(str(dataset)).stem),
         ),
-        # every existing candidate carries its human ratings: the rank correlation with them
-        metrics=[*METRICS, rating_spearman()] if candidate == "candidates" else None,
+        # every existing candidate carries its human ratings: the headline is the rank
+        # correlation with them (a corpus statistic); the mean over every candidate of every
+        # system is a diagnostic under its own name (the leaderboard ranks the systems)
+        metrics=(
+            [rating_spearman(), item_mean_metric("mean_score"), at_token_limit()]
+            if candidate == "candidates"
+            else None
+        ),
         metadata={
             "domain": domain,
             "domain_words": get_domain(domain).report,

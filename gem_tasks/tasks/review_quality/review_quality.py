@@ -13,7 +13,7 @@ from inspect_ai.solver import generate
 from gem_tasks.scoring.adapter import make_scorers
 from gem_tasks.tasks import eval_card
 from gem_tasks.tasks.iclr.iclr import human_review
-from gem_tasks.tasks.samples import negatives_wanted, paper_dataset
+from gem_tasks.tasks.samples import negatives_wanted, paper_dataset, scored_dataset
 
 __all__ = ["DEFAULT_SCORERS", "review_quality"]
 
@@ -73,18 +73,19 @@ def review_quality(
         raise ValueError(f"candidate must be 'model' or 'human', got {candidate!r}")
     if prompt not in ("strict", "neutral"):
         raise ValueError(f"prompt must be 'strict' or 'neutral', got {prompt!r}")
+    samples = paper_dataset(
+        dataset,
+        references=ALL_EXPERTS,
+        seed=seed,
+        max_paper_tokens=max_paper_tokens,
+        system_prompt=f"beyond/review_{prompt}_system",
+        negatives=negatives_wanted(scorers, negatives, scorer_options=scorer_options),
+        scorers=scorers,
+        scorer_options=scorer_options,
+    )
     return Task(
         version=eval_card(Path(__file__).parent)["version"],
-        dataset=paper_dataset(
-            dataset,
-            references=ALL_EXPERTS,
-            seed=seed,
-            max_paper_tokens=max_paper_tokens,
-            system_prompt=f"beyond/review_{prompt}_system",
-            negatives=negatives_wanted(scorers, negatives, scorer_options=scorer_options),
-            scorers=scorers,
-            scorer_options=scorer_options,
-        ),
+        dataset=samples,
         solver=human_review() if candidate == "human" else generate(),
         scorer=make_scorers(
             scorers,
@@ -92,6 +93,7 @@ def review_quality(
             scorer_lm_args=scorer_lm_args,
             cache_dir=cache_dir,
             scorer_options=scorer_options,
+            scored_dataset=scored_dataset(samples),
         ),
         metadata={
             "candidate": candidate,

@@ -31,7 +31,7 @@ from gem_tasks.scoring.metrics import (
 from gem_tasks.scoring.paired import PAIRED_SCORERS
 from gem_tasks.scoring.roles import to_inspect_messages
 from gem_tasks.tasks import eval_card
-from gem_tasks.tasks.samples import negatives_wanted, paper_dataset
+from gem_tasks.tasks.samples import negatives_wanted, paper_dataset, scored_dataset
 from scorers.domains import DOMAINS
 from scorers.types import AT_TOKEN_LIMIT
 from scorers.validation.gaming import universal_review
@@ -268,6 +268,17 @@ def robustness(
             f"unknown perturbation {perturbation!r}; choose from {list(PERTURBATIONS)}"
         )
     parse_scorer_names(scorers)  # an unknown name fails before any sample runs
+    samples = robustness_dataset(
+        dataset,
+        perturbation=perturbation,
+        references=references,
+        seed=seed,
+        max_paper_tokens=max_paper_tokens,
+        level=level,
+        negatives=negatives_wanted(scorers, negatives, scorer_options=scorer_options),
+        scorers=scorers,
+        scorer_options=scorer_options,
+    )
     made = make_scorers(
         scorers,
         scorer_lm=scorer_lm,
@@ -276,21 +287,12 @@ def robustness(
         factories=PAIRED_SCORERS,
         dataset_summaries=dataset_summaries,
         scorer_options=scorer_options,
+        scored_dataset=scored_dataset(samples),
     )
     alternative = "less" if spec.expected == "decrease" else "greater"
     return Task(
         version=eval_card(Path(__file__).parent)["version"],
-        dataset=robustness_dataset(
-            dataset,
-            perturbation=perturbation,
-            references=references,
-            seed=seed,
-            max_paper_tokens=max_paper_tokens,
-            level=level,
-            negatives=negatives_wanted(scorers, negatives, scorer_options=scorer_options),
-            scorers=scorers,
-            scorer_options=scorer_options,
-        ),
+        dataset=samples,
         solver=perturb_review(perturbation),
         scorer=made,
         metrics=[

@@ -7,7 +7,11 @@
   log itself). A judge is answered by the model the exam qualified: the evaluation LM for
   ``scorer_lm`` judges (its identity must be the one the exam recorded), otherwise the harness
   model of that name; in the answer mode it was qualified in (``forced`` or generated). A
-  qualification with an empty panel, or one listing a judge that did not pass, is refused.
+  qualification with an empty panel, or one listing a judge that did not pass, is refused; so is
+  one computed on another dataset than the one scored (Auto-PRE qualifies judges per dataset:
+  the qualification records its dataset's content hash, a task gives the scored one as option
+  ``scored_dataset``), unless option ``accept_other_dataset`` says to use it anyway, which the
+  signature then records.
 - ``autopre_panel_unqualified`` is a panel of judges chosen by hand (model roles ``judge``,
   ``judge_2``, ...; option ``judges``), weighted by option ``weights`` or uniformly: *not*
   Auto-PRE, and named so, with its own signature.
@@ -52,6 +56,7 @@ __all__ = [
     "PanelQualification",
     "PanelSignature",
     "UnqualifiedPanel",
+    "dataset_check",
     "load_qualification",
     "parse_judges",
     "register_qualification_reader",
@@ -88,6 +93,9 @@ class PanelQualification:
     forced: dict[str, bool]
     source: str
     digest: str
+    dataset: dict[str, Any] | None = None
+    """The dataset the exams were drawn from (name, records, sha256 of its content); None for
+    a qualification that does not record it."""
 
 
 QualificationReader = Callable[[Path], Mapping[str, Any] | None]
@@ -163,8 +171,17 @@ def load_qualification(value: Mapping[str, Any] | str | Path) -> PanelQualificat
                 "recorded (a qualification written before the panel read it): rebuild it from "
                 "the exam's log with qualification_from_log"
             )
+    dataset = table.get("dataset")
+    if dataset is not None and not (isinstance(dataset, dict) and dataset.get("sha256")):
+        raise MetricError(f"{source}: its dataset {dataset!r:.80} has no content hash")
     canonical = json.dumps(
-        {"panel": panel, "weights": weights, "generators": generators, "forced": forced},
+        {
+            "panel": panel,
+            "weights": weights,
+            "generators": generators,
+            "forced": forced,
+            "dataset": dataset,
+        },
         sort_keys=True,
     )
     return PanelQualification(
@@ -174,7 +191,45 @@ def load_qualification(value: Mapping[str, Any] | str | Path) -> PanelQualificat
         forced={j: forced.get(j, False) for j in panel},
         source=source,
         digest=hashlib.sha256(canonical.encode()).hexdigest()[:12],
+        dataset=dict(dataset) if dataset is not None else None,
     )
+
+
+def _named(dataset: Mapping[str, Any] | None) -> str:
+    if dataset is None:
+        return "a dataset it does not record"
+    digest = str(dataset.get("sha256"))[:12]
+    return f"{dataset.get('name')} ({dataset.get('records')} records, sha256 {digest})"
+
+
+def dataset_check(
+    qualification: PanelQualification,
+    scored: Mapping[str, Any] | None,
+    *,
+    accept_other_dataset: bool,
+) -> str:
+    """What the panel says of the dataset it scores against the one its judges were qualified
+    on (Auto-PRE qualifies judges per dataset): ``same dataset``, ``accepted: ...`` when told to
+    accept another, or ``not checked: ...`` when the scored dataset was not given.
+
+    Raises:
+        MetricError: the datasets differ (or the qualification records none) and
+            ``accept_other_dataset`` is false.
+    """
+    qualified = qualification.dataset
+    if scored is None:
+        return f"not checked: the scored dataset was not given (qualified on {_named(qualified)})"
+    if qualified is not None and qualified.get("sha256") == scored.get("sha256"):
+        return "same dataset"
+    what = f"qualified on {_named(qualified)}, scoring {_named(scored)}"
+    if not accept_other_dataset:
+        raise MetricError(
+            f"{qualification.source}: the panel's judges were {what}. Auto-PRE qualifies judges "
+            "on the dataset they judge: run the exams on this dataset (inspect eval "
+            "gem_tasks/autopre_exam -T dataset=...), or pass accept_other_dataset: true in the "
+            "panel's options to use this qualification anyway (its signature then says so)"
+        )
+    return f"accepted: {what}"
 
 
 @dataclass(frozen=True)
@@ -183,6 +238,9 @@ class PanelSignature(Signature):
     weights: dict[str, float] = field(default_factory=dict)
     qualification: str = ""
     """Where the panel came from: ``<source> (<digest>)``, or that it is unqualified."""
+    dataset_check: str = ""
+    """Whether the scored dataset is the one the judges were qualified on (:func:`dataset_check`:
+    ``same dataset``, ``accepted: ...``, ``not checked: ...``); empty for an unqualified panel."""
     decoding: str = ""
     prompts: dict[str, str] = field(default_factory=dict)
 
@@ -194,6 +252,9 @@ class _Panel(Metric):
         """The judges, their weights, how they were weighted, and the qualification."""
         raise NotImplementedError
 
+    checked: str = ""
+    """What the panel says of the scored dataset (:func:`dataset_check`)."""
+
     async def ascore(self, item: Item, resources: Resources) -> Result:
         judges, weights, weighting, qualification = self._judges(resources)
         forced = [j.name for j in judges if j.forced]
@@ -204,6 +265,7 @@ class _Panel(Metric):
             judges={j.name: j.generator.identity for j in judges},
             weights=weights,
             qualification=qualification,
+            dataset_check=self.checked,
             decoding=(f"forced first token one/two: {', '.join(forced)}; " if forced else "")
             + "temperature 0, max 8 new tokens, both orders, "
             f"one retry at temperature {RETRY_TEMPERATURE:g} (seed 1)",
@@ -295,6 +357,11 @@ class AutoPrePanel(_Panel):
                 "that did not take the exams is the metric autopre_panel_unqualified"
             )
         self.qualification = load_qualification(given)
+        self.checked = dataset_check(
+            self.qualification,
+            self.options["scored_dataset"],
+            accept_other_dataset=bool(self.options["accept_other_dataset"]),
+        )
         self.entries = parse_judge_entries(list(self.qualification.panel))
 
     def models(self) -> tuple[str, ...]:

@@ -24,7 +24,7 @@ from scorers.lm.embedding import DEFAULT_EMBEDDER
 from scorers.metrics.beyond.alignment import AlignmentMetric
 from scorers.metrics.beyond.common import BEYOND_VERSION, JUDGE_ROLE, PREPROCESSOR_ROLE
 from scorers.metrics.beyond.coverage import CoverageMetric
-from scorers.metrics.beyond.focus import DEFAULT_ALPHA, FocusMetric, corpus_kl
+from scorers.metrics.beyond.focus import CORPUS_KL, DEFAULT_ALPHA, FocusMetric
 from scorers.metrics.beyond.questions import QuestionMetric
 from scorers.metrics.beyond.rating import RatingErrorMetric
 from scorers.registry import register_metric_class
@@ -84,9 +84,9 @@ for _field in ("strengths", "weaknesses", "questions"):
         needs=frozenset({"generator", "references"}),
         defaults={"alpha": DEFAULT_ALPHA},
         roles=(PREPROCESSOR_ROLE,),
-        corpus={"corpus_kl": corpus_kl},
+        headline=CORPUS_KL,
         description=f"KL(human || model) over the 8 focus categories of the {_field} points "
-        "(corpus-level: corpus_kl)",
+        "(corpus statistic: corpus_kl)",
         source=f"{_SOURCE}, §4.4 (Eq. 4 reconstructed)",
     )
 _register(

@@ -9,23 +9,35 @@ spec M3 choices)::
     KL(P_H ‖ P_AI) = Σ_c P_H(c) ln(P_H(c) / P_AI(c)),  P(c) = (n_c + α) / (N + 8α), α = 0.5
 
 in nats, lower is better. It is **corpus-level**: counts are pooled over the run's papers
-before dividing (the per-sample value, the same formula on one paper's counts, is a diagnostic;
-the corpus number is reported as ``corpus_kl``). Raw counts are kept in each sample's details.
+before dividing. The corpus number is the metric's headline, reported as ``corpus_kl``; the
+per-sample value, the same formula on one paper's counts, is a diagnostic (their mean is
+``mean_per_paper_kl``). Raw counts are kept in each sample's details.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
+from scorers.corpus import CorpusStatistic
 from scorers.metrics.beyond.family import BeyondMetric
 from scorers.metrics.beyond.structure import CATEGORIES
 from scorers.resources import Resources
 from scorers.types import Item
 
-__all__ = ["DEFAULT_ALPHA", "FocusMetric", "corpus_kl", "kl_divergence", "smoothed"]
+__all__ = [
+    "CORPUS_KL",
+    "DEFAULT_ALPHA",
+    "FocusMetric",
+    "corpus_kl",
+    "kl_divergence",
+    "pooled_kl",
+    "smoothed",
+]
 
 DEFAULT_ALPHA = 0.5
 
@@ -56,25 +68,53 @@ def kl_divergence(p: Sequence[float], q: Sequence[float]) -> float:
     return total
 
 
-def _pooled(rows: Iterable[Mapping[str, Any]], side: str) -> Counter[str]:
-    pooled: Counter[str] = Counter()
-    for row in rows:
-        pooled.update(row["category_counts"][side])
-    return pooled
+def _counts_row(metadata: Mapping[str, Any]) -> list[float] | None:
+    """One paper's row: the experts' 8 category counts, the model's 8, and the smoothing α
+    (None for a paper without counts, e.g. unscored)."""
+    counts = metadata.get("category_counts")
+    if not isinstance(counts, Mapping) or metadata.get("alpha") is None:
+        return None
+    row = []
+    for side in ("human", "model"):
+        given = counts.get(side) or {}
+        unknown = set(given) - set(CATEGORIES)
+        if unknown:
+            raise ValueError(f"unknown categories {sorted(unknown)}")
+        row += [float(given.get(c, 0)) for c in CATEGORIES]
+    return [*row, float(metadata["alpha"])]
+
+
+def pooled_kl(rows: np.ndarray) -> float:
+    """KL(P_H ‖ P_AI) of the counts pooled over ``rows`` (:func:`_counts_row` each)."""
+    if not rows.size:
+        return math.nan
+    alphas = set(rows[:, -1].tolist())
+    if len(alphas) != 1:
+        raise ValueError(f"samples were scored with different smoothing {sorted(alphas)}")
+    alpha = alphas.pop()
+    k = len(CATEGORIES)
+    human = dict(zip(CATEGORIES, rows[:, :k].sum(axis=0).tolist()))
+    model = dict(zip(CATEGORIES, rows[:, k : 2 * k].sum(axis=0).tolist()))
+    return kl_divergence(smoothed(human, alpha), smoothed(model, alpha))
+
+
+CORPUS_KL = CorpusStatistic(
+    name="corpus_kl",
+    display="corpus KL",
+    read=_counts_row,
+    compute=pooled_kl,
+    fields=("category_counts", "alpha"),
+    item_mean="mean_per_paper_kl",
+    description="KL(P_H || P_AI) of the category counts pooled over the papers scored (Eq. 4)",
+)
+"""The focus KL's headline: counts pooled over the run's papers, then the KL (the per-paper KLs'
+mean is reported as ``mean_per_paper_kl``, a diagnostic)."""
 
 
 def corpus_kl(rows: list[dict[str, Any]]) -> float:
     """KL(P_H ‖ P_AI) of the counts pooled over ``rows`` (scored samples' metadata, each with
-    ``category_counts`` {human, model} and ``alpha``)."""
-    if not rows:
-        return math.nan
-    alphas = {float(row["alpha"]) for row in rows}
-    if len(alphas) != 1:
-        raise ValueError(f"samples were scored with different smoothing {sorted(alphas)}")
-    alpha = alphas.pop()
-    return kl_divergence(
-        smoothed(_pooled(rows, "human"), alpha), smoothed(_pooled(rows, "model"), alpha)
-    )
+    ``category_counts`` {human, model} and ``alpha``): :data:`CORPUS_KL`'s value."""
+    return CORPUS_KL.value(rows)
 
 
 class FocusMetric(BeyondMetric):

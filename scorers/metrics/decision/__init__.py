@@ -1,4 +1,4 @@
-"""Decision and rating accuracy against the venue's real outcomes (issue #37): the verdict each
+"""Decision and rating accuracy against the venue's real outcomes: the verdict each
 review leads to, stated in a follow-up turn (or by the held-out reviewer's rating, or by a
 baseline rule), scored against the accept/reject decision the data holds. See
 :mod:`.verdicts` (where a verdict comes from, how a reply is read) and :mod:`.outcomes` (the
@@ -9,10 +9,10 @@ from __future__ import annotations
 from functools import partial
 
 from scorers.metrics.decision.outcomes import (
+    BALANCED_ACCURACY,
     DECISION_VERSION,
+    RATING_AUC,
     DecisionMetric,
-    corpus_auc,
-    corpus_balanced,
     corpus_wilson,
 )
 from scorers.metrics.decision.verdicts import (
@@ -35,33 +35,29 @@ __all__ = [
 ]
 
 _SOURCE = (
-    "issue #37: the outcome measures of AI Scientist's review bench (accuracy, balanced "
-    "accuracy, AUC, FPR/FNR), DeepReviewer and ReviewerToo (rating error, decision accuracy)"
+    "the outcome measures of AI Scientist's review bench (accuracy, balanced accuracy, AUC, "
+    "FPR/FNR), DeepReviewer and ReviewerToo (rating error, decision accuracy)"
 )
 _WILSON = {
     "wilson_ci95_lower": partial(corpus_wilson, bound=0),
     "wilson_ci95_upper": partial(corpus_wilson, bound=1),
 }
 
-for _name, _kind, _display, _up, _corpus, _description in (
-    ("decision_accuracy", "accuracy", "Decision accuracy", True, _WILSON,
+for _name, _kind, _display, _up, _headline, _corpus, _description in (
+    ("decision_accuracy", "accuracy", "Decision accuracy", True, None, _WILSON,
      "1 when the stated accept/reject is the venue's decision; Wilson 95% CI"),
     ("decision_balanced_accuracy", "balanced_accuracy", "Decision balanced accuracy", True,
-     {"balanced_accuracy": partial(corpus_balanced, bound=None),
-      "balanced_accuracy_ci95_lower": partial(corpus_balanced, bound=0),
-      "balanced_accuracy_ci95_upper": partial(corpus_balanced, bound=1)},
-     "mean of the true positive and true negative rates (corpus); per paper 1/0 correct"),
-    ("decision_fpr", "fpr", "Decision FPR", False, _WILSON,
+     BALANCED_ACCURACY, {},
+     "mean of the true positive and true negative rates (corpus statistic); per paper 1/0 "
+     "correct"),
+    ("decision_fpr", "fpr", "Decision FPR", False, None, _WILSON,
      "share of rejected papers the verdict accepts; Wilson 95% CI"),
-    ("decision_fnr", "fnr", "Decision FNR", False, _WILSON,
+    ("decision_fnr", "fnr", "Decision FNR", False, None, _WILSON,
      "share of accepted papers the verdict rejects; Wilson 95% CI"),
-    ("decision_auc", "auc", "Rating AUC", True,
-     {"auc": partial(corpus_auc, bound=None),
-      "auc_ci95_lower": partial(corpus_auc, bound=0),
-      "auc_ci95_upper": partial(corpus_auc, bound=1)},
-     "AUC of the stated rating as a score for acceptance (corpus; bootstrap 95% CI); per "
-     "paper the rating"),
-    ("rating_error", "rating_error", "Rating error", False, {},
+    ("decision_auc", "auc", "Rating AUC", True, RATING_AUC, {},
+     "AUC of the stated rating as a score for acceptance (corpus statistic; bootstrap 95% CI); "
+     "per paper the rating"),
+    ("rating_error", "rating_error", "Rating error", False, None, {},
      "|stated rating − the other reviewers' mean rating| (mean: the MAE)"),
 ):  # fmt: skip
     register_metric_class(
@@ -76,5 +72,6 @@ for _name, _kind, _display, _up, _corpus, _description in (
         empty_candidate="unscored",
         description=_description,
         source=_SOURCE,
+        headline=_headline,
         corpus=_corpus,
     )

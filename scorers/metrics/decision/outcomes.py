@@ -1,33 +1,36 @@
 """Does the review get the verdict right? Decision accuracy, balanced accuracy, false positive
 and false negative rates, the AUC of the stated rating as a score for acceptance, and the rating
-error against the other reviewers (issue #37; the measurements of AI Scientist's review bench,
-DeepReviewer and ReviewerToo), each per paper so that the leaderboard's means are the rates,
-with their corpus-level numbers and confidence intervals (Wilson for proportions, a stratified
-bootstrap over papers for the AUC and the balanced accuracy).
+error against the other reviewers (the measurements of AI Scientist's review bench, DeepReviewer
+and ReviewerToo).
 
 Per paper: ``decision_accuracy`` 1 when the stated decision is the venue's, else 0;
 ``decision_fpr`` 1 when a rejected paper is accepted (accepted papers unscored: the rate counts
-rejected ones); ``decision_fnr`` 1 when an accepted paper is rejected;
-``decision_balanced_accuracy`` the same 1/0 as accuracy, its number the corpus mean of the true
-positive and true negative rates;
-``decision_auc`` the stated rating, its number the corpus AUC against acceptance;
-``rating_error`` |stated rating − the other reviewers' mean rating|. A paper without a decision in
-the data, or a verdict without the part a metric needs, is unscored with the reason.
+rejected ones); ``decision_fnr`` 1 when an accepted paper is rejected; ``rating_error`` |stated
+rating − the other reviewers' mean rating|. Their headline is the mean over papers (the rate or
+the MAE), with a Wilson interval beside the rates.
+
+Two headlines are corpus statistics (:class:`scorers.corpus.CorpusStatistic`), not means:
+``decision_balanced_accuracy`` (per paper the same 1/0 as accuracy; its number the mean of the
+true positive and true negative rates over the papers) and ``decision_auc`` (per paper the stated
+rating; its number the AUC of the ratings against acceptance), each with a bootstrap interval
+stratified by outcome. A paper without a decision in the data, or a verdict without the part a
+metric needs, is unscored with the reason.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
 import numpy as np
 from scipy import stats
 
+from scorers.corpus import CorpusStatistic
 from scorers.metrics.decision.verdicts import (
     ACCEPT_THRESHOLD,
+    COMMITTEE_RULES,
     VERDICT_PROMPT,
     other_reviewers_rating,
     verdict_of,
@@ -41,18 +44,16 @@ __all__ = [
     "DECISION_VERSION",
     "KINDS",
     "DecisionMetric",
+    "BALANCED_ACCURACY",
+    "RATING_AUC",
     "DecisionSignature",
     "auc",
-    "auc_interval",
     "balanced_accuracy",
-    "balanced_accuracy_interval",
+    "corpus_wilson",
     "wilson_interval",
 ]
 
 DECISION_VERSION = 1
-BOOTSTRAP_RESAMPLES = 2000
-"""Resamples of the stratified bootstrap (seed 0): papers drawn with replacement within the
-accepted and within the rejected ones, so every resample has both classes."""
 
 KINDS = ("accuracy", "balanced_accuracy", "fpr", "fnr", "auc", "rating_error")
 
@@ -81,8 +82,10 @@ def auc(scores: Sequence[float], positives: Sequence[bool]) -> float:
     y = np.asarray(positives, dtype=bool)
     if y.all() or not y.any():
         return math.nan
-    u = stats.mannwhitneyu(x[y], x[~y], alternative="two-sided").statistic
-    return float(u / (y.sum() * (~y).sum()))
+    positive, negative = int(y.sum()), int((~y).sum())
+    # U of the positives from their mid-ranks (ties get the average rank: count one half)
+    u = stats.rankdata(x)[y].sum() - positive * (positive + 1) / 2
+    return float(u / (positive * negative))
 
 
 def balanced_accuracy(predicted: Sequence[bool], truth: Sequence[bool]) -> float:
@@ -94,49 +97,45 @@ def balanced_accuracy(predicted: Sequence[bool], truth: Sequence[bool]) -> float
     return float(((p & t).sum() / t.sum() + (~p & ~t).sum() / (~t).sum()) / 2)
 
 
-def _stratified_bootstrap(
-    statistic: Any, a: np.ndarray, truth: np.ndarray, level: float
-) -> tuple[float, float]:
-    if truth.all() or not truth.any():
-        return math.nan, math.nan
-    rng = np.random.default_rng(0)
-    pos, neg = np.flatnonzero(truth), np.flatnonzero(~truth)
-    values = []
-    for _ in range(BOOTSTRAP_RESAMPLES):
-        take = np.concatenate(
-            [rng.choice(pos, size=pos.size, replace=True), rng.choice(neg, size=neg.size)]
-        )
-        values.append(statistic(a[take], truth[take]))
-    tail = (1 - level) / 2 * 100
-    low, high = np.percentile(values, [tail, 100 - tail])
-    return float(low), float(high)
-
-
-def auc_interval(
-    scores: Sequence[float], positives: Sequence[bool], level: float = 0.95
-) -> tuple[float, float]:
-    """Percentile interval of the AUC over a stratified bootstrap of the papers."""
-    return _interval("auc", tuple(map(float, scores)), tuple(map(bool, positives)), level)
-
-
-def balanced_accuracy_interval(
-    predicted: Sequence[bool], truth: Sequence[bool], level: float = 0.95
-) -> tuple[float, float]:
-    """Percentile interval of the balanced accuracy over a stratified bootstrap of the papers."""
-    return _interval(
-        "balanced_accuracy", tuple(map(bool, predicted)), tuple(map(bool, truth)), level
-    )
-
-
-@cache  # a run's lower and upper bound are two corpus numbers: one bootstrap serves both
-def _interval(
-    statistic: str, a: tuple[Any, ...], truth: tuple[bool, ...], level: float
-) -> tuple[float, float]:
-    function = {"auc": auc, "balanced_accuracy": balanced_accuracy}[statistic]
-    return _stratified_bootstrap(function, np.asarray(a), np.asarray(truth, dtype=bool), level)
-
-
 # -- corpus numbers (functions of the scored samples' result metadata) -----------------------
+
+
+def _pair(first: str, second: str) -> Any:
+    """A reader of two metadata fields as a row (None when either is missing)."""
+
+    def read(metadata: Mapping[str, Any]) -> tuple[float, float] | None:
+        a, b = metadata.get(first), metadata.get(second)
+        if a is None or b is None:
+            return None
+        return float(a), float(bool(b))
+
+    return read
+
+
+BALANCED_ACCURACY = CorpusStatistic(
+    name="balanced_accuracy",
+    display="balanced accuracy",
+    read=_pair("predicted_accept", "accept"),
+    compute=lambda rows: balanced_accuracy(rows[:, 0] > 0.5, rows[:, 1] > 0.5),
+    fields=("predicted_accept", "accept"),
+    strata=1,
+    description="the mean of the true positive and true negative rates over the papers scored",
+)
+"""Balanced accuracy of the stated decisions (the decision's per-paper 1/0 are accuracy's:
+its per-item mean is ``decision_accuracy``, so it is not reported again)."""
+
+RATING_AUC = CorpusStatistic(
+    name="auc",
+    display="rating AUC",
+    read=_pair("rating", "accept"),
+    compute=lambda rows: auc(rows[:, 0], rows[:, 1] > 0.5),
+    fields=("rating", "accept"),
+    strata=1,
+    item_mean="mean_stated_rating",
+    description="ROC AUC of the stated rating as a score for acceptance over the papers scored",
+)
+"""The AUC of the stated rating for acceptance (its per-item values are the ratings: their mean
+is reported as ``mean_stated_rating``, a diagnostic)."""
 
 
 def _scored(samples: list[dict[str, Any]], *keys: str) -> list[dict[str, Any]]:
@@ -144,26 +143,10 @@ def _scored(samples: list[dict[str, Any]], *keys: str) -> list[dict[str, Any]]:
 
 
 def corpus_wilson(samples: list[dict[str, Any]], bound: int) -> float:
+    """An end (``bound`` 0 or 1) of the Wilson 95% interval of the share of 1s among the scored
+    samples' indicators."""
     rows = _scored(samples, "indicator")
     return wilson_interval(sum(int(s["indicator"]) for s in rows), len(rows))[bound]
-
-
-def corpus_balanced(samples: list[dict[str, Any]], bound: int | None) -> float:
-    rows = _scored(samples, "predicted_accept", "accept")
-    predicted = [bool(s["predicted_accept"]) for s in rows]
-    truth = [bool(s["accept"]) for s in rows]
-    if bound is None:
-        return balanced_accuracy(predicted, truth)
-    return balanced_accuracy_interval(predicted, truth)[bound]
-
-
-def corpus_auc(samples: list[dict[str, Any]], bound: int | None) -> float:
-    rows = _scored(samples, "rating", "accept")
-    scores = [float(s["rating"]) for s in rows]
-    truth = [bool(s["accept"]) for s in rows]
-    if bound is None:
-        return auc(scores, truth)
-    return auc_interval(scores, truth)[bound]
 
 
 # -- the metric --------------------------------------------------------------------------------
@@ -209,15 +192,16 @@ class DecisionMetric(Metric):
             details["verdict_missing"] = verdict.missing
         if self.kind == "rating_error":
             target = other_reviewers_rating(item)
+            if item.baseline is not None and item.baseline.get("rule") in COMMITTEE_RULES:
+                reason = (
+                    "the committee's rating is a mean of the reviewers' ratings it would be "
+                    "compared with"
+                )
+                return self._unscored(reason, signature, **details)
             if verdict.rating is None:
                 return self._unscored(verdict.missing or "no rating", signature, **details)
             if target is None:
                 reason = "the other reviewers' reviews carry no rating (the data stores none)"
-                return self._unscored(reason, signature, **details)
-            if item.baseline is not None and item.baseline.get("rule") == "committee":
-                reason = (
-                    "the committee's rating is the other reviewers' mean it would be compared with"
-                )
                 return self._unscored(reason, signature, **details)
             value = abs(verdict.rating - target)
             explanation = f"|{verdict.rating:g} − {target:.3g} (the other reviewers' mean)|"

@@ -2,7 +2,7 @@
 accept/reject decision, stated by the model under test in a follow-up turn after its review, by
 the held-out human reviewer's stored rating, or by a rule that needs no reviewer (the baseline
 rows). A verdict that cannot be read, or that the data cannot give, carries the reason; nothing
-is guessed (issue #37).
+is guessed.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from scorers.types import Item
 
 __all__ = [
     "ACCEPT_THRESHOLD",
+    "COMMITTEE_RULES",
     "RULES",
     "VERDICT_PROMPT",
     "Verdict",
@@ -41,8 +42,16 @@ RULES = {
     "base_rate": "accept each paper with the dataset's acceptance rate, by a seeded coin",
     "committee": f"accept when the mean rating of the other reviewers is at least "
     f"{ACCEPT_THRESHOLD:g}; that mean is the rule's rating",
+    "committee_all_reviewers": f"accept when the mean rating of every official reviewer of the "
+    f"paper is at least {ACCEPT_THRESHOLD:g}; that mean is the rule's rating. The ratings are the "
+    "paper-level list of the venue's decision data, so the held-out reviewer's is among them: "
+    "not the leave-one-out committee (for data whose reviews carry no rating)",
 }
 """The baseline rules that state a verdict with no reviewer."""
+
+COMMITTEE_RULES = frozenset({"committee", "committee_all_reviewers"})
+"""The rules whose rating is a mean of the reviewers' ratings (a rating error against the other
+reviewers would compare it with itself)."""
 
 
 def verdict_question() -> str:
@@ -136,6 +145,16 @@ def _rule_verdict(item: Item, rule: Mapping[str, Any]) -> Verdict:
         mean = other_reviewers_rating(item)
         if mean is None:
             return Verdict(None, None, source, "the other reviewers' reviews carry no rating")
+        return Verdict(mean, mean >= ACCEPT_THRESHOLD, source)
+    if name == "committee_all_reviewers":
+        ratings = item.paper.official_ratings
+        if not ratings:
+            reason = (
+                "the data lists no official ratings for the paper (join a decisions file with "
+                "a ratings column: gem-tasks data convert --decisions)"
+            )
+            return Verdict(None, None, source, reason)
+        mean = sum(ratings) / len(ratings)
         return Verdict(mean, mean >= ACCEPT_THRESHOLD, source)
     raise ValueError(f"unknown baseline rule {name!r}; known: {sorted(RULES)}")
 

@@ -783,6 +783,44 @@ def test_a_qualification_is_read_and_refused_when_it_is_not_auto_pres_panel(tmp_
         get_metric("autopre_panel")
     panel = get_metric("autopre_panel", qualification=table)
     assert panel.models() == ("strong",)  # the harness binds this model by name
+    with pytest.raises(MetricError, match="has no content hash"):
+        load_qualification({**table, "dataset": {"name": "papers"}})
+
+
+def test_a_qualification_holds_for_the_dataset_it_was_computed_on():
+    """Auto-PRE qualifies judges per dataset: the panel refuses a qualification computed on
+    another dataset (or one that does not say which) unless told to accept it, and its
+    signature says which case it is."""
+    from scorers import MetricError
+    from scorers.data.records import dataset_identity, parse_record
+
+    records = [
+        parse_record({"id": f"p{i}", "title": "T", "abstract": "A", "reviews": [{"text": "r"}]},
+                     where="x")
+        for i in range(3)
+    ]  # fmt: skip
+    exam = dataset_identity(records, name="papers")
+    assert exam == dataset_identity(list(reversed(records)), name="papers")  # order-free
+    changed = [*records[:2], parse_record({"id": "p2", "title": "T", "abstract": "A",
+                                           "reviews": [{"text": "r!"}]}, where="x")]  # fmt: skip
+    other = dataset_identity(changed, name="papers")
+    assert other["sha256"] != exam["sha256"] and other["records"] == 3
+
+    table = {**_qualification_table(), "dataset": exam}
+    same = get_metric("autopre_panel", qualification=table, scored_dataset=exam)
+    assert same.checked == "same dataset"
+    with pytest.raises(MetricError, match=r"qualified on papers \(3 records.*scoring papers"):
+        get_metric("autopre_panel", qualification=table, scored_dataset=other)
+    accepted = get_metric(
+        "autopre_panel", qualification=table, scored_dataset=other, accept_other_dataset=True
+    )
+    assert accepted.checked.startswith("accepted: qualified on papers")
+    assert other["sha256"][:12] in accepted.checked
+    unrecorded = _qualification_table()  # written before qualifications named their dataset
+    with pytest.raises(MetricError, match="a dataset it does not record"):
+        get_metric("autopre_panel", qualification=unrecorded, scored_dataset=exam)
+    unchecked = get_metric("autopre_panel", qualification=table)  # plain Python, no dataset
+    assert unchecked.checked.startswith("not checked: the scored dataset was not given")
 
 
 @pytest.mark.slow
@@ -814,6 +852,7 @@ def test_the_exam_tasks_result_feeds_the_panel(tmp_path, capsys):
     from it) is ``autopre_panel``'s qualification: the panel is exactly the judges that passed,
     weighted as the exam weighted them, answering as the models they were examined as."""
     import json
+    from pathlib import Path
 
     from inspect_ai import eval as inspect_eval
     from inspect_ai.model import ModelOutput, ModelUsage, get_model
@@ -821,6 +860,7 @@ def test_the_exam_tasks_result_feeds_the_panel(tmp_path, capsys):
     from gem_tasks.cli import main as cli_main
     from gem_tasks.tasks.autopre_exam import autopre_exam
     from gem_tasks.tasks.iclr import iclr
+    from scorers import MetricError
 
     _scripted_model_api()
     data = _write_records(tmp_path / "papers.jsonl")
@@ -839,6 +879,20 @@ def test_the_exam_tasks_result_feeds_the_panel(tmp_path, capsys):
     table = json.loads(written.read_text())
     member = "autopre_scripted/pertinent@after"
     assert table["panel"] == [member]
+    # the qualification names the dataset its exams were drawn from, as the iclr task names it
+    assert table["dataset"]["name"] == "papers" and len(table["dataset"]["sha256"]) == 64
+    assert (
+        table["dataset"]
+        == iclr(dataset=data, scorers="bleu").dataset[0].metadata["dataset_identity"]
+    )
+    other = tmp_path / "other.jsonl"
+    other.write_text(Path(data).read_text().replace("Paper 0", "Paper zero", 1))
+    with pytest.raises(MetricError, match="qualified on papers .* scoring other"):
+        iclr(
+            dataset=str(other),
+            scorers="autopre_panel",
+            scorer_options={"autopre_panel": {"qualification": str(written)}},
+        )
     assert table["generators"][member] == "inspect/autopre_scripted/pertinent"
     on_topic = "Paper 0 1 2 3: " + " ".join(WORDS)
     for qualification in (exam.location, str(written)):
@@ -866,6 +920,7 @@ def test_the_exam_tasks_result_feeds_the_panel(tmp_path, capsys):
             )
             assert score.metadata["weighting"].startswith("exam weights")
             signature = score.metadata["signature"]
+            assert signature["dataset_check"] == "same dataset"
             assert signature["judges"] == {member: "inspect/autopre_scripted/pertinent"}
             assert signature["weights"] == {member: table["weights"][member]}
     # two candidates cannot qualify anyone (the mean threshold needs three): refused up front

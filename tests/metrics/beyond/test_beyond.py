@@ -693,7 +693,7 @@ def _rules_model_api():
 def test_review_quality_task_end_to_end(tmp_path):
     """``gem_tasks/review_quality``: the model writes a structured review (strict prompt), the
     roles are bound to a rule-following model; each logged value equals the plain-Python call,
-    the corpus KL is reported beside the mean, and the experts are every review but the
+    the corpus KL is the KLs' headline, and the experts are every review but the
     held-out one."""
     from inspect_ai import eval as inspect_eval
     from inspect_ai.model import ModelOutput, ModelUsage, get_model
@@ -755,15 +755,22 @@ def test_review_quality_task_end_to_end(tmp_path):
         mean = sum(r.rating for r in experts) / 2
         assert sample.scores["br_rating_mae"].value == pytest.approx(abs(5 - mean))
         assert {r.rating for r in experts} | {held_out} == {6, 3, 5}
-    # the leaderboard reads review_quality logs and shows the corpus number beside the mean
+    # the headline Inspect prints first is the pooled KL; the per-paper KLs' mean is a diagnostic
+    assert list(metrics["br_weakness_kl"])[0] == "corpus_kl"
+    per_paper = [s.scores["br_weakness_kl"].value for s in log.samples]
+    assert metrics["br_weakness_kl"]["mean_per_paper_kl"].value == pytest.approx(
+        sum(per_paper) / len(per_paper)
+    )
+    # the leaderboard reads review_quality logs and ranks the KL by the same pooled number
     from gem_tasks.analysis.leaderboard import compare_logs, leaderboard_markdown
 
     board = compare_logs([tmp_path / "logs"], progress=False)
     kl = board.table[board.table["metric"] == "br_weakness_kl"].iloc[0]
-    assert kl["corpus"] == pytest.approx(metrics["br_weakness_kl"]["corpus_kl"].value)
-    assert kl["corpus_key"] == "corpus_kl"
-    assert math.isnan(board.table[board.table["metric"] == "br_rating_mae"].iloc[0]["corpus"])
-    assert "Corpus-level `corpus_kl`" in leaderboard_markdown(board)
+    assert kl["value"] == pytest.approx(metrics["br_weakness_kl"]["corpus_kl"].value)
+    assert kl["headline"] == "corpus_kl" and kl["headline_kind"] == "corpus statistic"
+    mae = board.table[board.table["metric"] == "br_rating_mae"].iloc[0]
+    assert mae["headline"] == "mean" and math.isnan(mae["corpus"])
+    assert "*Corpus statistic* `corpus_kl`" in leaderboard_markdown(board)
     # the human baseline row: the held-out review's stored rating against the other two
     [human_log] = inspect_eval(
         review_quality(

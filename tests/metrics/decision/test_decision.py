@@ -1,4 +1,4 @@
-"""Decision and rating accuracy (issue #37): the verdict reader on a table of replies, where a
+"""Decision and rating accuracy: the verdict reader on a table of replies, where a
 verdict comes from (the model's follow-up, the held-out reviewer's rating, the baseline rules),
 each metric and its corpus number by hand, and the whole path through `inspect eval
 gem_tasks/iclr` and the leaderboard on records the tests write."""
@@ -6,17 +6,20 @@ gem_tasks/iclr` and the leaderboard on records the tests write."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from conftest import decided_papers, write_jsonl
 from scorers import Item, Paper, Resources, Review, get_metric
 from scorers.metrics.decision import parse_verdict, verdict_of
 from scorers.metrics.decision.outcomes import (
+    BALANCED_ACCURACY,
+    RATING_AUC,
     auc,
     balanced_accuracy,
-    corpus_auc,
     corpus_wilson,
     wilson_interval,
 )
@@ -80,6 +83,18 @@ def test_where_a_verdict_comes_from():
     assert again.accept == coins[7]  # fixed by the paper and the seed
     no_ratings = verdict_of(_item(baseline={"rule": "committee"}, refs=(None, None)))
     assert no_ratings.accept is None and "carry no rating" in no_ratings.missing
+    # every official reviewer's rating (the paper-level list, the held-out reviewer's among
+    # them), where the reviews themselves carry none: (3 + 6 + 8) / 3 < 6 rejects
+    everyone = Item(
+        Paper("p1", accept=False, official_ratings=(3.0, 6.0, 8.0)),
+        "",
+        tuple(Review(f"r{i}", f"Review {i}.") for i in range(2)),
+        baseline={"rule": "committee_all_reviewers"},
+    )
+    verdict = verdict_of(everyone)
+    assert (verdict.rating, verdict.accept, verdict.missing) == (17 / 3, False, None)
+    unlisted = verdict_of(replace(everyone, paper=Paper("p1", accept=False)))
+    assert unlisted.accept is None and "lists no official ratings" in unlisted.missing
 
 
 def test_each_metric_by_hand(tmp_path):
@@ -101,8 +116,10 @@ def test_each_metric_by_hand(tmp_path):
     vague = _item(reply="A fine paper.")
     result = _score("decision_accuracy", vague, tmp_path)
     assert result.value is None and "no accept/reject decision" in result.reason
-    committee = _item(baseline={"rule": "committee"})
-    assert "mean it would be compared with" in _score("rating_error", committee, tmp_path).reason
+    for rule in ("committee", "committee_all_reviewers"):
+        committee = _item(baseline={"rule": rule})
+        reason = _score("rating_error", committee, tmp_path).reason
+        assert "ratings it would be compared with" in reason
 
 
 def test_corpus_numbers_by_hand():
@@ -116,12 +133,32 @@ def test_corpus_numbers_by_hand():
     # AUC: of the 2 x 2 (positive, negative) pairs, 3 ordered right and one tie -> 3.5 / 4
     assert auc([3, 2, 2, 1], [True, True, False, False]) == pytest.approx(0.875)
     assert math.isnan(auc([1, 2], [True, True]))
+    # the same as scipy's Mann-Whitney U over n₁n₀ on random ratings with many ties
+    from scipy import stats
+
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        ratings, accepted = rng.integers(1, 6, 40).astype(float), rng.random(40) < 0.3
+        u = stats.mannwhitneyu(ratings[accepted], ratings[~accepted]).statistic
+        assert auc(ratings, accepted) == pytest.approx(u / (accepted.sum() * (~accepted).sum()))
     rows = [{"rating": r, "accept": a} for r, a in ((3, True), (2, True), (2, False), (1, False))]
-    assert corpus_auc(rows, bound=None) == pytest.approx(0.875)
-    low, high = corpus_auc(rows * 10, bound=0), corpus_auc(rows * 10, bound=1)
+    unscored = {"rating": None, "accept": True}  # no stated rating: not a row of the AUC
+    assert RATING_AUC.value([*rows, unscored]) == pytest.approx(0.875)
+    low, high = RATING_AUC.interval(rows * 10)
     assert low <= 0.875 <= high
+    # stratified by outcome: every resample keeps both classes, so the AUC is always defined
+    assert math.isfinite(low) and math.isfinite(high)
     # balanced accuracy: TPR 1/2, TNR 2/2 -> 0.75
     assert balanced_accuracy([True, False, False, False], [True, True, False, False]) == 0.75
+    decided = [
+        {"predicted_accept": p, "accept": t}
+        for p, t in ((True, True), (False, True), (False, False), (False, False))
+    ]
+    assert BALANCED_ACCURACY.value(decided) == 0.75
+    # always reject: TPR 0, TNR 1 -> 0.5 in every resample, so the interval is a point
+    rejecting = [{"predicted_accept": False, "accept": t} for t in (True, False) * 6]
+    assert BALANCED_ACCURACY.value(rejecting) == 0.5
+    assert BALANCED_ACCURACY.interval(rejecting) == (0.5, 0.5)
 
 
 # -- through inspect eval and the leaderboard ------------------------------------------------
@@ -180,6 +217,7 @@ def test_the_verdict_is_asked_after_the_review_and_scored(tmp_path):
 @pytest.mark.slow
 def test_baseline_rows_need_no_model_and_only_take_decision_metrics(tmp_path):
     from inspect_ai import eval as inspect_eval
+    from inspect_ai.analysis import evals_df
 
     from gem_tasks.analysis.leaderboard.compare import compare_logs
     from gem_tasks.tasks.iclr import iclr
@@ -189,24 +227,88 @@ def test_baseline_rows_need_no_model_and_only_take_decision_metrics(tmp_path):
         iclr(dataset=dataset, candidate="baseline:committee", scorers="gem,decision_accuracy")
     with pytest.raises(ValueError, match="baseline:<rule>"):
         iclr(dataset=dataset, candidate="baseline:coin")
+    with pytest.raises(ValueError, match="no paper of the dataset lists them"):
+        iclr(dataset=dataset, candidate="baseline:committee_all_reviewers", scorers="rating_error")
     logs = tmp_path / "logs"
+    scorers = "decision_balanced_accuracy,decision_accuracy,decision_auc"
+    # the reviews' ratings as the paper-level list too (all of them: 8, 6, 8 or 3, 3, 6)
+    listed = [
+        {**paper, "official_ratings": [r["rating"] for r in paper["reviews"]]}
+        for paper in decided_papers(6)
+    ]
+    all_reviewers = str(write_jsonl(tmp_path / "listed.jsonl", listed))
+    [log] = inspect_eval(
+        iclr(dataset=all_reviewers, candidate="baseline:committee_all_reviewers", scorers=scorers),
+        model="none",
+        log_dir=str(logs / "committee_all_reviewers"),
+        display="none",
+    )
+    assert log.status == "success", log.error
     for candidate in ("baseline:committee", "baseline:always_reject", "human"):
         [log] = inspect_eval(
-            iclr(dataset=dataset, candidate=candidate, scorers="decision_accuracy,decision_auc"),
+            iclr(dataset=dataset, candidate=candidate, scorers=scorers),
             model="none",
-            log_dir=str(logs),
+            log_dir=str(logs / candidate.replace(":", "_")),
             display="none",
         )
         assert log.status == "success", log.error
+        if candidate == "baseline:always_reject":
+            rejecting = log
+    # the summary Inspect prints shows each scorer's headline first, under its own name: the
+    # rule's balanced accuracy is 0.5 (its accuracy, the mean of the per-paper 1/0, is 0.5 too on
+    # these balanced papers, so the corpus number is told apart by its name and its interval)
+    summary = {s.name: list(s.metrics.items()) for s in rejecting.results.scores}
+    first, value = summary["decision_balanced_accuracy"][0]
+    assert (first, value.value) == ("balanced_accuracy", 0.5)
+    names = [name for name, _ in summary["decision_balanced_accuracy"]]
+    assert names[:3] == [
+        "balanced_accuracy",
+        "balanced_accuracy_ci95_lower",
+        "balanced_accuracy_ci95_upper",
+    ]
+    assert "mean" not in names  # its per-paper mean is decision_accuracy's number
+    assert summary["decision_accuracy"][0][0] == "mean"
+    # the rule states no rating: the AUC has no paper; the committee's stated mean is a diagnostic
+    committee = read_first_log(logs / "baseline_committee")
+    auc_metrics = {s.name: s.metrics for s in committee.results.scores}["decision_auc"]
+    assert list(auc_metrics)[0] == "auc" and auc_metrics["auc"].value == 1.0
+    assert "mean_stated_rating" in auc_metrics and "mean" not in auc_metrics
+    # evals_df reads the same headline: the first scorer's first metric
+    frame = evals_df(str(logs / "baseline_always_reject"), quiet=True)
+    row = frame.iloc[0]
+    assert (row["score_headline_name"], row["score_headline_metric"]) == (
+        "decision_balanced_accuracy",
+        "balanced_accuracy",
+    )
+    assert row["score_headline_value"] == 0.5
     board = compare_logs([logs], progress=False)
     accuracy = board.table[board.table["metric"] == "decision_accuracy"].set_index("model")
     # committee: mean of the two reference ratings >= 6 decides; the references of an accepted
     # paper are two of (8, 6, 8), of a rejected one two of (3, 3, 6): always right
     assert accuracy.loc["baseline:committee", "mean"] == 1.0
     assert accuracy.loc["baseline:always_reject", "mean"] == 0.5
+    # every reviewer's mean: 22/3 for an accepted paper, 4 for a rejected one: always right
+    assert accuracy.loc["baseline:committee_all_reviewers", "mean"] == 1.0
     aucs = board.table[board.table["metric"] == "decision_auc"].set_index("model")
-    assert aucs.loc["baseline:committee", "corpus"] == 1.0
+    assert aucs.loc["baseline:committee", "value"] == 1.0
+    assert aucs.loc["baseline:committee", "headline"] == "auc"
     assert (
         "baseline:always_reject" not in aucs.index
         or aucs.loc["baseline:always_reject", "scored"] == 0
     )
+    balanced = board.table[board.table["metric"] == "decision_balanced_accuracy"]
+    balanced = balanced.set_index("model")
+    assert balanced.loc["baseline:always_reject", "value"] == 0.5
+    assert balanced.loc["baseline:committee", "value"] == 1.0
+    assert balanced.loc["baseline:committee", "rank"] == 1
+    # the leaderboard's corpus numbers are those Inspect printed (recomputed from the samples)
+    assert not [n for n in board.notes if "its log reports" in n]
+    auc_table = board.table[board.table["metric"] == "decision_auc"].set_index("model")
+    assert auc_table.loc["baseline:committee", "value"] == auc_metrics["auc"].value
+
+
+def read_first_log(folder: Path):
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    [info] = list_eval_logs(str(folder))
+    return read_eval_log(info.name, header_only=True)

@@ -62,7 +62,14 @@ def _read(config: ConvertConfig) -> tuple[list[dict[str, Any]], Counter[str], di
     if config.source == "records":  # canonical records, e.g. to join decisions or resample
         read = load_records(config.input)
         records = [
-            record_row(r, {"decision": r.decision.label if r.decision else None}) for r in read
+            record_row(
+                r,
+                {
+                    "decision": r.decision.label if r.decision else None,
+                    "official_ratings": r.official_ratings,
+                },
+            )
+            for r in read
         ]
         source = {
             "name": Path(config.input).name,

@@ -33,13 +33,15 @@ REVIEW_EXTRAS = ("rating_label", "confidence_label")
 """String extras every written review carries (None where absent)."""
 PAPER_EXTRAS = {
     "decision": "string",
+    "official_ratings": "floats",
     "decision_raw": "string",
     "conference": "string",
     "year": "int",
 }
 """Optional paper fields written beside the canonical ones (None where absent). The loader
-(:func:`scorers.data.records.load_records`) does not read them into ``PaperRecord``; they are
-in records.jsonl / records.parquet for analyses (decision counts, per-venue splits)."""
+(:func:`scorers.data.records.load_records`) reads ``decision`` and ``official_ratings`` into
+``PaperRecord``; the others are in records.jsonl / records.parquet for analyses (per-venue
+splits)."""
 
 
 def _umask() -> int:
@@ -101,10 +103,7 @@ def record_row(record: PaperRecord, paper_extra: Mapping[str, Any] | None = None
         "abstract": record.abstract,
         "paper_text": record.paper_text,
         "assw": record.assw,
-        **{
-            key: _optional_int(extra.get(key)) if kind == "int" else _optional_str(extra.get(key))
-            for key, kind in PAPER_EXTRAS.items()
-        },
+        **{key: _EXTRA_TYPES[kind](extra.get(key)) for key, kind in PAPER_EXTRAS.items()},
         "reviews": [
             {
                 "id": review.id,
@@ -150,6 +149,13 @@ def _optional_bool(value: Any) -> bool | None:
     return None if value is None else bool(value)
 
 
+def _optional_floats(value: Any) -> list[float] | None:
+    return None if value is None else [float(v) for v in value]
+
+
+_EXTRA_TYPES = {"string": _optional_str, "int": _optional_int, "floats": _optional_floats}
+
+
 def _known(value: Any, names: Sequence[str], convert: Any) -> dict[str, Any] | None:
     """The entries of a mapping whose keys are in ``names``, converted (None if no mapping)."""
     if not isinstance(value, Mapping):
@@ -176,7 +182,7 @@ def _parquet_bytes(rows: Sequence[Mapping[str, Any]]) -> bytes:
             ("needs_split", pa.bool_()),
         ]
     )
-    kinds = {"string": pa.string(), "int": pa.int64()}
+    kinds = {"string": pa.string(), "int": pa.int64(), "floats": pa.list_(pa.float64())}
     schema = pa.schema(
         [
             ("id", pa.string()),
