@@ -3,9 +3,11 @@ P_X ⊗ P_Y that the f-variational metrics need (Scoring Rules paper §2, App. C
 "4 negative references sampled from other tasks in the same dataset group").
 
 Per paper, ``k`` other papers of the same group (records with the same ``venue``) are drawn without
-replacement, and one non-empty review of each. The draw depends only on (seed, paper id, the
-dataset's paper and review ids), so it is the same for every model scored, for the before and
-after sides of a perturbation test, and across runs and machines. A paper never gets its own
+replacement, and one non-empty review of each; never a record of the paper's own entity (a
+hotel's other aspects in SPACE: :attr:`~scorers.data.records.PaperRecord.entity`). The draw
+depends only on (seed, paper id, the dataset's paper and review ids), so it is the same for
+every model scored, for the before and after sides of a perturbation test, and across runs and
+machines. A paper never gets its own
 reviews as negatives; a group too small to supply ``k`` other papers with a review is a
 :class:`~scorers.data.records.RecordError`, never a shorter list.
 """
@@ -19,7 +21,7 @@ from dataclasses import dataclass
 
 from scorers.data.records import PaperRecord, RecordError, ReviewRecord
 
-__all__ = ["DEFAULT_NEGATIVES", "Negative", "draw_negatives"]
+__all__ = ["DEFAULT_NEGATIVES", "Negative", "draw_negatives", "entity_of", "group_of"]
 
 DEFAULT_NEGATIVES = 4
 """Negatives per item (Scoring Rules paper App. D.1)."""
@@ -48,11 +50,17 @@ def group_of(record: PaperRecord) -> str:
     return record.group if record.group is not None else record.venue
 
 
+def entity_of(record: PaperRecord) -> str:
+    """What the record is about (:attr:`PaperRecord.entity`, else the record itself): two
+    records of one entity (a hotel's aspects) are never each other's negatives."""
+    return record.entity if record.entity is not None else f"record:{record.id}"
+
+
 def draw_negatives(
     paper: PaperRecord, pool: Sequence[PaperRecord], *, k: int = DEFAULT_NEGATIVES, seed: int = 0
 ) -> tuple[Negative, ...]:
     """``k`` reviews of ``k`` distinct other papers of ``paper``'s group (:func:`group_of`) in
-    ``pool``.
+    ``pool``, none of ``paper``'s entity (:func:`entity_of`).
 
     Raises RecordError when the group has fewer than ``k`` other papers with a non-empty review,
     ValueError for ``k < 1``.
@@ -64,6 +72,7 @@ def draw_negatives(
             other
             for other in pool
             if other.id != paper.id
+            and entity_of(other) != entity_of(paper)
             and group_of(other) == group_of(paper)
             and any(r.text.strip() for r in other.reviews)
         ),
@@ -72,7 +81,8 @@ def draw_negatives(
     if len(eligible) < k:
         raise RecordError(
             f"paper {paper.id!r}: {k} negative reference(s) need {k} other paper(s) of group "
-            f"{group_of(paper)!r} with a non-empty review; the dataset has {len(eligible)}"
+            f"{group_of(paper)!r} (and of another entity) with a non-empty review; the dataset "
+            f"has {len(eligible)}"
         )
     rng = _rng(seed, paper.id)
     chosen = rng.sample(eligible, k)

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, replace
 from typing import Any
 
-from scorers.data.negatives import DEFAULT_NEGATIVES, draw_negatives
+from scorers.data.negatives import DEFAULT_NEGATIVES, draw_negatives, entity_of
 from scorers.data.records import PaperRecord, RecordError, ReviewRecord, split_reviews
 from scorers.registry import get_metric, metric_spec, resolve_metric_names
 from scorers.types import CANDIDATE_IS_JUDGMENTS, Item, Paper, Review, abstract_problem
@@ -203,6 +203,7 @@ def paper_document(
         "split_seed": seed,
         "domain": paper.domain,
         "group": paper.group,
+        "entity": entity_of(paper),
         "official_ratings": (
             list(paper.official_ratings) if paper.official_ratings is not None else None
         ),

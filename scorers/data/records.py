@@ -3,7 +3,7 @@
 One record per task input (a paper, an article, a hotel, a question)::
 
     {"id", "venue", "title", "abstract", "paper_text" (optional), "assw" (optional),
-     "domain" (optional, default "peer_review"), "group" (optional),
+     "domain" (optional, default "peer_review"), "group" (optional), "entity" (optional),
      "decision" (optional: the venue's label, e.g. "Accept (poster)"),
      "official_ratings" (optional: every official reviewer's rating, a paper-level list),
      "reviews": [{"id", "text", "summary" (optional), "rating", "confidence",
@@ -90,6 +90,10 @@ class PaperRecord:
     group: str | None = None
     """Inputs of the same kind (negatives and random replacements are drawn within it; None:
     the whole dataset is one group)."""
+    entity: str | None = None
+    """What the input is about when several inputs share it (SPACE: the hotel of each
+    (hotel, aspect) item): negatives and random replacements come from other entities, never
+    from the same hotel's other aspects. None: the input is its own entity."""
     candidates: tuple[CandidateRecord, ...] = ()
     decision: Decision | None = None
     """The venue's outcome (:mod:`scorers.data.decisions`), when the data has it."""
@@ -186,6 +190,7 @@ def parse_record(raw: Any, *, where: str) -> PaperRecord:
         assw=_optional_text(raw.get("assw"), where=where, name="assw"),
         domain=_domain(raw.get("domain"), where=where),
         group=_optional_text(raw.get("group"), where=where, name="group"),
+        entity=_optional_text(raw.get("entity"), where=where, name="entity"),
         candidates=_candidates(raw.get("candidates"), where=where),
         decision=_decision(raw.get("decision"), where=where),
         official_ratings=_official_ratings(raw.get("official_ratings"), where=where),

@@ -40,6 +40,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Literal
 
+from scorers.text.sentences import split_sentences
+
 __all__ = [
     "INJECTION_PREFIX",
     "INJECTION_SUFFIX",
@@ -53,7 +55,6 @@ __all__ = [
     "paper_copy",
     "self_reference",
     "shotgun",
-    "split_sentences",
     "universal_review",
 ]
 
@@ -170,7 +171,6 @@ SELF_REFERENCE = {
 }
 """The whole review under ``self_reference``: agreement with the other reviewers, no content."""
 
-_SENTENCE = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9(\[\"'])")
 _WORD = re.compile(r"[a-z0-9][a-z0-9'-]*")
 _FIRST_PERSON = (
     (re.compile(r"\bWe\b"), "The authors"),
@@ -189,15 +189,6 @@ _STOPWORDS = frozenset(
     "reviewer appreciates criticizes questions suggests".split()
 )
 _JUDGMENT_KINDS = ("appreciates", "criticizes", "questions", "suggests")
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences of ``text``: a line break ends one, and so does ".", "!" or "?" followed by
-    whitespace and a capital, digit, bracket or quote. Blank results are dropped."""
-    out = []
-    for line in text.replace("\r\n", "\n").split("\n"):
-        out.extend(s.strip() for s in _SENTENCE.split(line.strip()) if s.strip())
-    return out
 
 
 def _third_person(sentence: str) -> str:

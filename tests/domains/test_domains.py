@@ -161,6 +161,37 @@ def test_space_is_one_record_per_hotel_and_aspect_with_no_synopsis(tmp_path: Pat
     assert [r.id for r in records] == ["h1-food", "h1-rooms"]
     assert all(r.domain == "opinion_summarization" and r.abstract == "" for r in records)
     assert [r.text for r in records[1].reviews] == ["a", "b", "c"]
+    assert {r.entity for r in records} == {"h1"}  # both aspects are about one hotel
+
+
+def test_space_negatives_and_replacements_come_from_other_hotels(tmp_path: Path):
+    """A (hotel, aspect) item's negatives and its random replacement are summaries of other
+    hotels, never the same hotel's other aspects (the critic asks "same hotel?")."""
+    from gem_tasks.tasks.robustness import robustness
+    from scorers.data.negatives import draw_negatives
+
+    aspects = ("rooms", "food", "service", "location", "cleanliness", "building")
+    hotels = [
+        {
+            "entity_id": f"h{h}",
+            "summaries": {a: [f"{a} {h}.{k}" for k in range(3)] for a in aspects},
+        }
+        for h in range(3)
+    ]
+    path = write_jsonl(tmp_path / "space.jsonl", hotels)
+    records = summary_records(path)
+    for record in records:
+        for seed in range(5):
+            drawn = draw_negatives(record, records, k=4, seed=seed)
+            assert all(not n.paper_id.startswith(f"{record.entity}-") for n in drawn), record.id
+    # a hotel with 6 aspects and two other hotels: 12 items of other entities to draw from, so
+    # asking for 13 is refused, never filled with the same hotel's aspects
+    with pytest.raises(RecordError, match="of another entity"):
+        draw_negatives(records[0], records, k=13)
+    task = robustness(dataset=str(path), perturbation="random_replacement", scorers="rouge_l")
+    for sample in task.dataset:
+        other = sample.metadata["other_paper_id"]
+        assert other.split("-")[0] != sample.id.split("-")[0], (sample.id, other)
 
 
 def test_lfqa_e_pairs_become_rated_candidates(tmp_path: Path):

@@ -307,9 +307,13 @@ def test_sentence_deletion_on_a_realistic_review():
 
 
 def test_sentence_deletion_without_sections_and_with_tags():
-    review = "<summary>\nOne. Two? Three! Four\nFive\n</summary>\n<strengths>\nA. B.\n</strengths>"
+    # (a lone capital with a dot is an initial, not a sentence: "A. B." is one sentence)
+    review = (
+        "<summary>\nOne. Two? Three! Four\nFive\n</summary>\n<strengths>\nAlpha. Beta.\n"
+        "</strengths>"
+    )
     assert apply_perturbation("sentence_deletion", review) == (
-        "<summary>\nOne. Three!\nFive\n</summary>\n<strengths>\nA.\n</strengths>"
+        "<summary>\nOne. Three!\nFive\n</summary>\n<strengths>\nAlpha.\n</strengths>"
     )
     assert apply_perturbation("sentence_deletion", "Only one sentence.") == "Only one sentence."
     abbreviations = "We follow Smith et al. and use e.g. dropout (cf. Eq. 3). It works. Fine."

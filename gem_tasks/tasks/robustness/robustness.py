@@ -48,20 +48,29 @@ __all__ = ["perturb_review", "robustness"]
 
 
 def _other_paper_order(samples: list[Sample], seed: int) -> dict[Any, Sample]:
-    """A fixed derangement within each group (the record's group, else its venue: a review of
-    another paper of the venue, a summary of another article of the dataset): each input's
-    'other input' for random replacement."""
+    """Each input's 'other input' for random replacement, fixed by ``seed``: within each group
+    (the record's group, else its venue: a review of another paper of the venue, a summary of
+    another article), the inputs in a seeded order, each taking the next one that is about
+    another entity (never a hotel's other aspect). Where every input is its own entity this is
+    a derangement; an input with no other entity in its group takes itself (refused by the
+    caller)."""
     groups: dict[str, list[Sample]] = {}
     for sample in samples:
         meta = sample.metadata or {}
         key = meta.get("group") if meta.get("group") is not None else meta.get("venue") or ""
         groups.setdefault(str(key), []).append(sample)
+
+    def entity(sample: Sample) -> str:
+        return str((sample.metadata or {}).get("entity") or f"record:{sample.id}")
+
     others: dict[Any, Sample] = {}
     for members in groups.values():
         order = sorted(
             members, key=lambda s: hashlib.sha256(f"{seed}:other:{s.id}".encode()).hexdigest()
         )
-        others.update({s.id: order[(i + 1) % len(order)] for i, s in enumerate(order)})
+        for i, sample in enumerate(order):
+            later = (order[(i + step) % len(order)] for step in range(1, len(order)))
+            others[sample.id] = next((o for o in later if entity(o) != entity(sample)), sample)
     return others
 
 
@@ -113,7 +122,9 @@ def robustness_dataset(
         )
     others = _other_paper_order(samples, seed)
     if perturbation == "random_replacement" and any(others[s.id].id == s.id for s in samples):
-        raise ValueError("random replacement needs at least two inputs in every group")
+        raise ValueError(
+            "random replacement needs at least two inputs of different entities in every group"
+        )
 
     def text_of(sample: Sample) -> str:
         held_out = sample.metadata["held_out"]
@@ -310,6 +321,7 @@ def robustness(
         ],
         metadata={
             "perturbation": perturbation,
+            "perturbation_version": spec.version,
             "kind": spec.kind,
             "expected": spec.expected,
             "level": level or spec.level,

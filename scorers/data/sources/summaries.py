@@ -156,6 +156,8 @@ def _space(rows: list[tuple[str, Any]]) -> list[PaperRecord]:
                         "abstract": "",
                         "domain": "opinion_summarization",
                         "group": "space",
+                        # the hotel: its other aspects are never this item's negatives
+                        "entity": str(row["entity_id"]),
                         "reviews": [
                             {"id": f"{row['entity_id']}-{aspect}-s{k}", "text": text}
                             for k, text in enumerate(summaries)

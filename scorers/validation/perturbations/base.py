@@ -64,6 +64,10 @@ class Perturbation(ABC):
     """The judgment domains the strategy applies to: most are written for reviews (sections,
     verdicts, the abstract, review prompts); the rule-based ones that only cut, replace or append
     text apply to every domain."""
+    version: ClassVar[int] = 1
+    """The strategy's comparability version: bumped when the same input gives another perturbed
+    text (2: the sentence-splitting strategies since the splitter keeps initials and
+    abbreviations together, :mod:`scorers.text.sentences`). The robustness task records it."""
     code: ClassVar[str] = ""
     """The strategy's letter in the Scoring Rules paper's Tables 4-5 (degradations: D, O, R, S,
     P, U; manipulations: M, N, H, P, S, R); variants the paper does not have carry a suffix

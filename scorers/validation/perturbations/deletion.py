@@ -30,6 +30,7 @@ ALL_DOMAINS = frozenset(DOMAINS)
 
 class SentenceDeletion(Perturbation):
     name = "sentence_deletion"
+    version = 2  # the sentence splitter keeps initials together
     domains = ALL_DOMAINS
     code = "S"
     kind = "degradation"
@@ -75,6 +76,7 @@ class RandomReplacement(Perturbation):
 
 class DeletionCompletion(Perturbation):
     name = "deletion_completion"
+    version = 2  # the sentence splitter keeps initials together
     domains = domains_with("perturb/completion_system")
     code = "D"
     kind = "degradation"

@@ -13,6 +13,7 @@ _SOURCE = "red-team suite, written for this project (scorers/validation/gaming.p
 
 class AbstractCopy(Perturbation):
     name = "abstract_copy"
+    version = 2  # the sentence splitter keeps initials together
     kind = "gaming"
     source = _SOURCE
     description = "The review is the paper's abstract rewritten as judgments, one per sentence."
@@ -23,6 +24,7 @@ class AbstractCopy(Perturbation):
 
 class PaperCopy(Perturbation):
     name = "paper_copy"
+    version = 2  # the sentence splitter keeps initials together
     kind = "gaming"
     source = _SOURCE
     description = (
@@ -43,6 +45,7 @@ class PaperCopy(Perturbation):
 
 class UniversalReview(Perturbation):
     name = "universal_review"
+    version = 2  # the sentence splitter keeps initials together
     kind = "gaming"
     source = _SOURCE
     description = (

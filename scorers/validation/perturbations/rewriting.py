@@ -15,6 +15,7 @@ import math
 
 from scorers.domains import LEAD_SENTENCES, domains_with
 from scorers.domains import domain as get_domain
+from scorers.text.sentences import sentences
 from scorers.validation.perturbations.base import (
     Conversations,
     PaperContext,
@@ -22,7 +23,6 @@ from scorers.validation.perturbations.base import (
     answer,
     conversation,
 )
-from scorers.validation.perturbations.segmentation import sentences
 
 
 def weak_context(paper: PaperContext) -> str:
@@ -51,6 +51,7 @@ def weak_context(paper: PaperContext) -> str:
 
 class SurfaceReport(Perturbation):
     name = "surface_report"
+    version = 2  # the sentence splitter keeps initials together
     code = "P"
     kind = "degradation"
     uses_llm = True

@@ -5,10 +5,9 @@ ICLR 2023 section headers ("Summary Of The Paper", "Strengths And Weaknesses" or
 spelling "Strength And Weaknesses", "Clarity, Quality, Novelty And Reproducibility", "Summary Of
 The Review", with or without a colon) are kept unchanged, and so are other lines that are pure
 format (a lone tag such as ``<strengths>``, a markdown heading, a line that is all bold); each
-starts a new section. A sentence ends at a line break, or at a run of ".", "?" or "!" (with any
-closing quotes or brackets) followed by whitespace or the end of the line, so "3.5" and "arXiv.org"
-are not split; neither are a list item's marker ("1. ", "a) ") nor common abbreviations ("e.g.",
-"i.e.", "et al.", "Fig.", "Eq.", "Sec.", ...). Within a section sentences are numbered 1, 2,
+starts a new section. Sentences are those of :mod:`scorers.text.sentences` (a line break or a
+"." / "?" / "!" followed by whitespace ends one; decimals, list markers, abbreviations and
+initials such as "V. Stiviano" do not). Within a section sentences are numbered 1, 2,
 3, ... across lines and paragraphs; odd-numbered ones are kept. Kept sentences of a line are
 joined by one space, the line keeps its indentation, a line left with no sentence is removed
 together with the blank line it would leave doubled.
@@ -17,6 +16,8 @@ together with the blank line it would leave doubled.
 from __future__ import annotations
 
 import re
+
+from scorers.text.sentences import sentences
 
 ICLR_SECTIONS = (
     "Summary Of The Paper",
@@ -31,12 +32,6 @@ _SECTION_ALIASES = {name.casefold(): name for name in ICLR_SECTIONS} | {
     "strength and weaknesses": "Strengths And Weaknesses",
 }
 
-_SENTENCE_END = re.compile(r"[.?!]+[\"')\]\u2019\u201d]*(?=\s|$)")
-_LIST_MARKER = re.compile(r"\s*(?:\d+(?:\.\d+)*[.)]|[A-Za-z]\))\s+")
-_ABBREVIATIONS = frozenset(
-    "e.g. i.e. al. cf. vs. fig. figs. eq. eqs. sec. sect. tab. appx. thm. lem. def. "
-    "ref. refs. resp. approx. p. pp. dr. prof.".split()
-)
 _TAG_LINE = re.compile(r"</?[A-Za-z][\w-]*>")
 _MARKDOWN_HEADING = re.compile(r"#{1,6}\s+\S.*")
 _BOLD_LINE = re.compile(r"(\*\*|__)[^*_]+(\*\*|__):?")
@@ -57,26 +52,6 @@ def is_format_line(line: str) -> bool:
         or _MARKDOWN_HEADING.fullmatch(stripped)
         or _BOLD_LINE.fullmatch(stripped)
     )
-
-
-def sentences(line: str) -> list[str]:
-    """The sentences of one line, stripped (a line break always ends a sentence)."""
-    found = []
-    marker = _LIST_MARKER.match(line)
-    start = 0
-    # "1. " opening a list item ends no sentence
-    for match in _SENTENCE_END.finditer(line, marker.end() if marker else 0):
-        words = line[start : match.end()].split()
-        if match.group() == "." and words and words[-1].lstrip("([").lower() in _ABBREVIATIONS:
-            continue  # "e.g.", "Fig.", "et al." end no sentence
-        sentence = line[start : match.end()].strip()
-        if sentence:
-            found.append(sentence)
-        start = match.end()
-    rest = line[start:].strip()
-    if rest:
-        found.append(rest)
-    return found
 
 
 def every_other_sentence(text: str, placeholder: str | None) -> str:
