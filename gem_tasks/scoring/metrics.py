@@ -7,6 +7,9 @@ import math
 
 from inspect_ai.scorer import Metric, SampleScore, metric
 
+from scorers.corpus import bootstrap_interval
+from scorers.errors import UnknownMetricError
+from scorers.registry import metric_spec
 from scorers.types import AT_TOKEN_LIMIT
 from scorers.validation import statistics
 from scorers.validation.statistics import mean_confidence_interval
@@ -18,6 +21,7 @@ __all__ = [
     "largest_share",
     "mean_paired_difference",
     "paired_p",
+    "preference_agreement",
     "rating_spearman",
     "signed_rank_p",
     "smd",
@@ -268,5 +272,70 @@ def rating_spearman() -> Metric:
         if len(full) >= 3:
             out["rho_mean_rating"] = statistics.spearman(*zip(*full, strict=True))[0]
         return {**out, **per_dimension}
+
+    return compute
+
+
+PREFERENCE = "preferred"
+"""The rating dimension of a pairwise human preference (LFQA-E's converter): 1 for the answer
+the annotator preferred, 0 for the other."""
+
+
+def _direction(scorer: str | None) -> float:
+    """+1 when higher scores are better for the scorer's metric (the registry's word; an
+    unregistered name: higher), -1 when lower ones are."""
+    try:
+        return 1.0 if metric_spec(str(scorer)).higher_is_better else -1.0
+    except UnknownMetricError:
+        return 1.0
+
+
+@metric
+def preference_agreement() -> Metric:
+    """How often the metric orders a human preference pair as the annotator did: per input
+    (``paper_id``) with two rated candidates (``ratings.preferred`` 1 and 0), 1 when the
+    preferred answer scores better, 1/2 for a tie, 0 otherwise; the share over the pairs
+    (``preference_agreement``, the headline, a corpus statistic), its 95% percentile interval
+    over 2,000 bootstrap resamples of the pairs (``preference_agreement_ci95_lower`` /
+    ``_upper``) and the number of pairs (``preference_pairs``). A pair with an unscored side is
+    left out; an input with another number of rated candidates is an error."""
+
+    def compute(scores: list[SampleScore]) -> dict[str, float]:
+        by_input: dict[str, list[tuple[float, float]]] = {}
+        sign = 1.0
+        for sample in scores:
+            meta = sample.sample_metadata or {}
+            ratings = meta.get("ratings") or {}
+            if PREFERENCE not in ratings:
+                raise ValueError(f"sample {sample.sample_id!r} has no '{PREFERENCE}' rating")
+            sign = _direction(sample.scorer)
+            key = str(meta.get("paper_id") or sample.sample_id)
+            value = float(sample.score.as_float())
+            by_input.setdefault(key, []).append((float(ratings[PREFERENCE]), value))
+        pairs = []
+        for key, rated in by_input.items():
+            if len(rated) == 1:  # the other answer was unscored (Inspect leaves it out)
+                continue
+            if len(rated) != 2 or {r for r, _ in rated} != {0.0, 1.0}:
+                raise ValueError(
+                    f"input {key!r}: a preference pair needs two candidates rated 1 and 0, got "
+                    f"{sorted(r for r, _ in rated)}"
+                )
+            preferred = next(v for r, v in rated if r == 1.0)
+            other = next(v for r, v in rated if r == 0.0)
+            if math.isfinite(preferred) and math.isfinite(other):
+                pairs.append((sign * preferred, sign * other))
+        value = statistics.preference_agreement(pairs)
+        if pairs:
+            rows = [[1.0 if a > b else 0.5 if a == b else 0.0] for a, b in pairs]
+            low, high = bootstrap_interval(lambda r: float(r[:, 0].mean()), rows)
+        else:
+            low = high = math.nan
+        return {
+            "preference_agreement": value,
+            "preference_agreement_ci95_lower": low,
+            "preference_agreement_ci95_upper": high,
+            "preference_pairs": float(len(pairs)),
+        }
 
     return compute

@@ -182,12 +182,15 @@ def paper_document(
     max_paper_tokens: int,
     negatives: list[dict[str, Any]] | None = None,
     dataset: Mapping[str, Any] | None = None,
+    hold_out: bool = True,
 ) -> tuple[str, dict[str, Any]]:
     """The review prompt's paper text and the document of ``paper``: its facts, the held-out
     review, the ``references`` reference reviews of the fixed split (``seed``), the negative
     references and, when given, the identity of the ``dataset`` it comes from (:data:`DATASET`).
-    A paper with too few reviews raises ``RecordError``."""
-    split = split_reviews(paper, references=references, seed=seed)
+    With ``hold_out`` false no review is held out (``held_out`` is None: ground-truth
+    references scored against existing candidates). A paper with too few reviews raises
+    ``RecordError``."""
+    split = split_reviews(paper, references=references, seed=seed, hold_out=hold_out)
     text, facts = paper_input(paper, max_paper_tokens=max_paper_tokens)
     return text, {
         "paper_id": paper.id,
@@ -197,7 +200,8 @@ def paper_document(
         "assw": paper.assw,
         "paper_text": paper.paper_text,
         **facts,
-        "held_out": _review_dict(split.held_out),
+        "held_out": _review_dict(split.held_out) if split.held_out is not None else None,
+        "ground_truth": paper.ground_truth,
         "references": [_review_dict(r) for r in split.references],
         "negatives": list(negatives or []),
         "split_seed": seed,

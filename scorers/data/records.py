@@ -4,6 +4,7 @@ One record per task input (a paper, an article, a hotel, a question)::
 
     {"id", "venue", "title", "abstract", "paper_text" (optional), "assw" (optional),
      "domain" (optional, default "peer_review"), "group" (optional), "entity" (optional),
+     "ground_truth" (optional: true when the reports are gold references, not peers),
      "decision" (optional: the venue's label, e.g. "Accept (poster)"),
      "official_ratings" (optional: every official reviewer's rating, a paper-level list),
      "reviews": [{"id", "text", "summary" (optional), "rating", "confidence",
@@ -90,6 +91,11 @@ class PaperRecord:
     group: str | None = None
     """Inputs of the same kind (negatives and random replacements are drawn within it; None:
     the whole dataset is one group)."""
+    ground_truth: bool = False
+    """The human reports are ground-truth references (a dataset's gold summaries or answers:
+    SummEval, SPACE, LFQA-E), not independent peers: existing candidates are scored against
+    them with none held out, and the human baseline holds one out only where two or more
+    exist."""
     entity: str | None = None
     """What the input is about when several inputs share it (SPACE: the hotel of each
     (hotel, aspect) item): negatives and random replacements come from other entities, never
@@ -104,9 +110,10 @@ class PaperRecord:
 
 @dataclass(frozen=True)
 class ReviewSplit:
-    """The held-out human review (the human-baseline candidate) and the reference reviews."""
+    """The held-out human review (the human-baseline candidate; None where none is held out,
+    as for ground-truth references scored against existing candidates) and the references."""
 
-    held_out: ReviewRecord
+    held_out: ReviewRecord | None
     references: tuple[ReviewRecord, ...]
 
 
@@ -191,10 +198,19 @@ def parse_record(raw: Any, *, where: str) -> PaperRecord:
         domain=_domain(raw.get("domain"), where=where),
         group=_optional_text(raw.get("group"), where=where, name="group"),
         entity=_optional_text(raw.get("entity"), where=where, name="entity"),
+        ground_truth=_flag(raw.get("ground_truth"), where=where, name="ground_truth"),
         candidates=_candidates(raw.get("candidates"), where=where),
         decision=_decision(raw.get("decision"), where=where),
         official_ratings=_official_ratings(raw.get("official_ratings"), where=where),
     )
+
+
+def _flag(value: Any, *, where: str, name: str) -> bool:
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise RecordError(f"{where}: field {name!r} must be true or false, got {value!r:.40}")
+    return value
 
 
 def _official_ratings(value: Any, *, where: str) -> tuple[float, ...] | None:
@@ -257,9 +273,11 @@ def _candidates(value: Any, *, where: str) -> tuple[CandidateRecord, ...]:
 def parse_judgment_item(raw: Any, *, where: str) -> PaperRecord:
     """Validate one generic judgment item (any domain) as a canonical record::
 
-        {"id", "domain", "group" (optional),
+        {"id", "domain", "group" (optional), "entity" (optional),
          "input": {"title", "text", "synopsis"} (each optional),
          "references": [{"id", "text", "summary", "ratings"}] (two or more for a held-out one),
+         "ground_truth": true (optional: the references are gold, scored against the
+                               candidates with none held out),
          "candidates": [{"id", "text", "ratings"}] (optional)}
 
     ``input.synopsis`` is θ of the "-S" metrics (an abstract, an article, a question).
@@ -281,6 +299,8 @@ def parse_judgment_item(raw: Any, *, where: str) -> PaperRecord:
             "reviews": raw["references"],
             "domain": raw.get("domain") or "peer_review",
             "group": raw.get("group"),
+            "entity": raw.get("entity"),
+            "ground_truth": raw.get("ground_truth"),
             "candidates": raw.get("candidates"),
         },
         where=where,
@@ -365,23 +385,34 @@ def load_records(source: str | Path, *, split: str = "train") -> list[PaperRecor
     return records
 
 
-def split_reviews(paper: PaperRecord, *, references: int, seed: int) -> ReviewSplit:
-    """Choose the held-out review and up to ``references`` reference reviews of ``paper``.
+def split_reviews(
+    paper: PaperRecord, *, references: int, seed: int, hold_out: bool = True
+) -> ReviewSplit:
+    """Choose the held-out review and up to ``references`` reference reviews of ``paper``; with
+    ``hold_out`` false (ground-truth references scored against existing candidates), no held-out
+    review and up to ``references`` references.
 
     The choice depends only on (seed, paper id, review ids), so it is identical for every model
-    scored and stable across runs and machines. A paper needs at least two reviews.
+    scored and stable across runs and machines. A held-out review needs two reviews (one
+    reference without), else ``RecordError`` says why.
     """
     if references < 1:
         raise ValueError("references must be at least 1")
-    if len(paper.reviews) < 2:
-        raise RecordError(
-            f"paper {paper.id!r} has {len(paper.reviews)} review(s); a held-out review and at "
-            "least one reference need two"
+    needed = 2 if hold_out else 1
+    if len(paper.reviews) < needed:
+        what = "ground-truth reference(s)" if paper.ground_truth else "review(s)"
+        why = (
+            "a held-out one (the human baseline) and at least one reference need two"
+            if hold_out
+            else "a candidate needs one to be scored against"
         )
+        raise RecordError(f"paper {paper.id!r} has {len(paper.reviews)} {what}; {why}")
     digest = hashlib.sha256(f"{seed}:{paper.id}".encode()).digest()
     order: Sequence[ReviewRecord] = sorted(paper.reviews, key=lambda r: r.id)
     shuffled = list(order)
     random.Random(int.from_bytes(digest[:8], "big")).shuffle(shuffled)
+    if not hold_out:
+        return ReviewSplit(held_out=None, references=tuple(shuffled[:references]))
     return ReviewSplit(held_out=shuffled[0], references=tuple(shuffled[1 : 1 + references]))
 
 

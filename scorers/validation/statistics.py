@@ -19,6 +19,7 @@ __all__ = [
     "paired_t_test",
     "pearson",
     "pearson_confidence_interval",
+    "preference_agreement",
     "signed_rank_method",
     "signed_rank_test",
     "smd",
@@ -320,3 +321,14 @@ def holm_adjust(pvalues: Sequence[float]) -> np.ndarray:
         running = max(running, min(1.0, (m - i) * p[index]))
         adjusted[index] = running
     return adjusted
+
+
+def preference_agreement(pairs: Sequence[tuple[float, float]]) -> float:
+    """The share of annotated pairs whose metric scores order them as the human did: each pair
+    is (score of the answer the human preferred, score of the other), counting 1 when the
+    preferred one scores higher, 1/2 for a tie, 0 otherwise (higher must mean better: negate a
+    lower-is-better metric first); NaN for no pair."""
+    if not pairs:
+        return math.nan
+    agree = [1.0 if a > b else 0.5 if a == b else 0.0 for a, b in pairs]
+    return float(sum(agree) / len(agree))

@@ -216,6 +216,10 @@ def test_lfqa_e_pairs_become_rated_candidates(tmp_path: Path):
         "student_answer_b": 0.0,
         "model_answer_a": 1.0,
     }
+    # one record per question and pair (a question is compared in several), the question its
+    # entity; the concise reference is ground truth
+    assert record.id == "7:student_answer_b_vs_model_answer_a" and record.entity == "7"
+    assert record.ground_truth and record.group == "lfqa_e"
     path.write_text(json.dumps([{"id": 1, "question": "q", "Concise_Reference": "r"}]))
     with pytest.raises(RecordError, match="one '<a>_vs_<b>' preference"):
         summary_records(path)
@@ -273,3 +277,44 @@ def test_the_bundled_summeval_and_space_files_are_read_as_they_are():
     )
     assert all(math.isfinite(c.ratings["coherence"]) for r in summeval for c in r.candidates)
     assert len(summary_records(SPACE_DEMO)) == 14  # 2 hotels x 7 aspects
+
+
+def test_ground_truth_references_need_no_held_out_one(tmp_path: Path):
+    """Gold references (LFQA-E's one reference answer) score existing candidates with none held
+    out; the human baseline holds one out only where two or more exist, and is refused with why
+    otherwise. Peer reports keep their held-out split."""
+    from gem_tasks.tasks.judgments import judgments
+    from scorers.data.records import parse_record, split_reviews
+
+    gold = parse_record(
+        {"id": "q", "title": "", "abstract": "Why?", "domain": "qa", "ground_truth": True,
+         "reviews": [{"id": "ref", "text": "Because."}]},
+        where="x",
+    )  # fmt: skip
+    split = split_reviews(gold, references=1, seed=0, hold_out=False)
+    assert split.held_out is None and [r.id for r in split.references] == ["ref"]
+    with pytest.raises(RecordError, match="1 ground-truth reference.*held-out one .* need two"):
+        split_reviews(gold, references=1, seed=0)
+    with pytest.raises(RecordError, match="'ground_truth' must be true or false"):
+        parse_record({"id": "q", "title": "", "abstract": "", "ground_truth": "yes",
+                      "reviews": [{"text": "r"}]}, where="x")  # fmt: skip
+    path = tmp_path / "lfqa.json"
+    path.write_text(
+        json.dumps(
+            [
+                {"id": i, "question": f"Why {i}?", "Concise_Reference": f"Because {i}.",
+                 "student_answer_a": f"A{i}", "student_answer_b": f"B{i}",
+                 "student_answer_a_vs_student_answer_b": "student_answer_a"}
+                for i in range(3)
+            ]
+        )
+    )  # fmt: skip
+    task = judgments(dataset=str(path), candidate="candidates", scorers="rouge_l")
+    assert len(task.dataset) == 6
+    for sample in task.dataset:
+        assert sample.metadata["held_out"] is None and sample.target == ""
+        assert [r["text"] for r in sample.metadata["references"]] == [
+            f"Because {sample.metadata['entity']}."
+        ]
+    with pytest.raises(RecordError, match="1 ground-truth reference"):
+        judgments(dataset=str(path), candidate="human", scorers="rouge_l")

@@ -7,8 +7,10 @@ The data is any file of canonical records or generic judgment items
 they are (:func:`scorers.data.sources.summaries.summary_records`). The candidate is the model's
 own report (``model``), the held-out human report (``human``), one existing candidate
 (``system:<id>``, e.g. a SummEval system) or every existing candidate (``candidates``: one sample
-per input and candidate, with its human ratings, and Spearman's ρ of each metric with each
-rating dimension and with their mean).
+per input and candidate, with its human ratings; the headline is Spearman's ρ of each metric with
+the ratings, or for pairwise preferences (LFQA-E) the share of pairs the metric orders as the
+annotator did). Where the human reports are ground truth (SummEval, SPACE, LFQA-E) candidates
+are scored against them with none held out.
 """
 
 from __future__ import annotations
@@ -23,7 +25,12 @@ from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 
 import prompts
 from gem_tasks.scoring.adapter import item_mean_metric, make_scorers
-from gem_tasks.scoring.metrics import at_token_limit, rating_spearman
+from gem_tasks.scoring.metrics import (
+    PREFERENCE,
+    at_token_limit,
+    preference_agreement,
+    rating_spearman,
+)
 from gem_tasks.tasks import eval_card
 from gem_tasks.tasks.samples import negatives_metadata, negatives_wanted, refuse_unservable
 from scorers.data.paper_docs import paper_document
@@ -73,7 +80,7 @@ def _sample(
                 content=prompts.render(template(record.domain, "review/user"), paper=text)
             ),
         ],
-        target=document["held_out"]["text"],
+        target=(document.get("held_out") or {}).get("text") or "",
         metadata=metadata,
     )
 
@@ -91,7 +98,9 @@ def judgment_dataset(
 ) -> MemoryDataset:
     """The samples of ``records`` for ``candidate`` (see the module doc). The held-out human
     report and the references are the fixed split of every input (``seed``), whatever the
-    candidate, so every candidate of an input is scored against the same references."""
+    candidate, so every candidate of an input is scored against the same references. Where the
+    references are ground truth (``PaperRecord.ground_truth``: gold summaries, a reference
+    answer) no report is held out but for the human baseline, which needs two or more."""
     samples = []
     for record in records:
         drawn = negatives_metadata(record, records, k=negatives, seed=seed) if negatives else []
@@ -101,6 +110,7 @@ def judgment_dataset(
             seed=seed,
             max_paper_tokens=max_input_tokens,
             negatives=drawn,
+            hold_out=candidate == "human" or not record.ground_truth,
         )
         if candidate == "model":
             if not text.strip():
@@ -137,6 +147,14 @@ def judgment_dataset(
     if not samples:
         raise RecordError(f"{location}: no sample for candidate={candidate!r}")
     return MemoryDataset(samples, name=name, location=location)
+
+
+def human_agreement(records: list[PaperRecord]) -> Any:
+    """How a candidates run measures a metric against the humans: ``preference_agreement``
+    where the ratings are pairwise preferences (LFQA-E; the Scoring Rules paper computes no ρ
+    from them), else ``rating_spearman``."""
+    dimensions = {d for r in records for c in r.candidates for d in c.ratings}
+    return preference_agreement() if dimensions == {PREFERENCE} else rating_spearman()
 
 
 def judgment_task(
@@ -190,11 +208,12 @@ def judgment_task(
             scorer_options=scorer_options,
             scored_dataset=dataset_identity(records, name=Path(str(dataset)).stem),
         ),
-        # every existing candidate carries its human ratings: the headline is the rank
-        # correlation with them (a corpus statistic); the mean over every candidate of every
-        # system is a diagnostic under its own name (the leaderboard ranks the systems)
+        # every existing candidate carries its human ratings: the headline is the agreement
+        # with them (a corpus statistic: the rank correlation with graded ratings, the share of
+        # preference pairs ordered as the annotator did); the mean over every candidate is a
+        # diagnostic under its own name (the leaderboard ranks the systems)
         metrics=(
-            [rating_spearman(), item_mean_metric("mean_score"), at_token_limit()]
+            [human_agreement(records), item_mean_metric("mean_score"), at_token_limit()]
             if candidate == "candidates"
             else None
         ),

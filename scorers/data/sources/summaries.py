@@ -76,6 +76,7 @@ def _summeval_record(
             "paper_text": article,
             "domain": "summarization",
             "group": "summeval",
+            "ground_truth": True,  # gold summaries, not peers
             "reviews": [{"id": f"ref{k}", "text": text} for k, text in enumerate(references)],
             "candidates": [
                 {"id": system, "text": summary, "ratings": ratings}
@@ -156,6 +157,7 @@ def _space(rows: list[tuple[str, Any]]) -> list[PaperRecord]:
                         "abstract": "",
                         "domain": "opinion_summarization",
                         "group": "space",
+                        "ground_truth": True,  # gold summaries, not peers
                         # the hotel: its other aspects are never this item's negatives
                         "entity": str(row["entity_id"]),
                         "reviews": [
@@ -173,7 +175,8 @@ def lfqa_e_records(path: str | Path) -> list[PaperRecord]:
     """LFQA-E's records as QA records: the question is θ, the concise reference answer the one
     human report, and the two compared answers (``student_answer_*``, ``model_answer_*``: the
     fields its ``<a>_vs_<b>`` key names) candidates rated by the human preference (1 for the
-    answer the key's value names, 0 for the other)."""
+    answer the key's value names, 0 for the other). A question is compared in several pairs:
+    one record per question and pair (``<id>:<a>_vs_<b>``), the question its entity."""
     return _lfqa_e(_rows(Path(path)))
 
 
@@ -193,12 +196,18 @@ def _lfqa_e(rows: list[tuple[str, Any]]) -> list[PaperRecord]:
         records.append(
             parse_record(
                 {
-                    "id": str(row["id"]),
+                    # a question is compared in several pairs: one record per question and pair
+                    "id": f"{row['id']}:{key}",
+                    # its other pairs are about the same question: never its negatives
+                    "entity": str(row["id"]),
                     "venue": "LFQA-E",
                     "title": "",
                     "abstract": row["question"],
                     "domain": "qa",
-                    "group": "lfqa_e",
+                    # negatives within the question's topic category where the data names
+                    # one (the paper's grouping), else the whole set is one group
+                    "group": str(row.get("category") or row.get("topic") or "lfqa_e"),
+                    "ground_truth": True,  # the concise reference answer
                     "reviews": [{"id": f"{row['id']}-ref", "text": row["Concise_Reference"]}],
                     "candidates": [
                         {
