@@ -6,18 +6,17 @@ from gem_tasks.scoring.adapter import SCORERS
 from gem_tasks.scoring.paired import PAIRED_SCORERS
 from gem_tasks.tasks.autopre_exam import autopre_exam
 from gem_tasks.tasks.correlation import correlation
-from gem_tasks.tasks.iclr import human_review, iclr
-from gem_tasks.tasks.judgments import given_answer, judgments
+from gem_tasks.tasks.iclr import iclr
+from gem_tasks.tasks.judgments import judgments
 from gem_tasks.tasks.review_quality import review_quality
 from gem_tasks.tasks.robustness import perturb_review, robustness
+from gem_tasks.tasks.samples import stored_answer
 from gem_tasks.tasks.space import space
 from gem_tasks.tasks.summeval import summeval
 
 __all__ = [
     "autopre_exam",
     "correlation",
-    "given_answer",
-    "human_review",
     "iclr",
     "judgments",
     "perturb_review",
@@ -25,6 +24,7 @@ __all__ = [
     "robustness",
     "smollm2",
     "space",
+    "stored_answer",
     "summeval",
 ]
 

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import ChatMessageSystem, ChatMessageUser
+from inspect_ai.model import ChatMessageSystem, ChatMessageUser, ModelOutput
+from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 import prompts
 from scorers.data.paper_docs import (
@@ -26,10 +27,12 @@ from scorers.domains import template
 from scorers.registry import refuse_out_of_domain, resolve_metric_names
 
 __all__ = [
+    "ANSWER",
     "CHARS_PER_TOKEN",
     "DEMO_DATASET",
     "SPACE_DEMO",
     "SUMMEVAL_DEMO",
+    "human_answer",
     "negatives_metadata",
     "negatives_wanted",
     "paper_dataset",
@@ -37,7 +40,12 @@ __all__ = [
     "record_to_sample",
     "refuse_unservable",
     "scored_dataset",
+    "stored_answer",
 ]
+
+ANSWER = "answer"
+"""Sample-metadata key of a stored answer (the held-out human report, an existing system's
+report): ``{"source", "id", "text"}``, which :func:`stored_answer` answers with."""
 
 DEMO_DATASET = Path(__file__).parent / "data" / "demo_iclr.jsonl"
 """Ten fictional papers with three reviews each, written for the project (not real reviews)."""
@@ -45,6 +53,32 @@ SUMMEVAL_DEMO = Path(__file__).parent / "data" / "summeval_demo.jsonl"
 """Three articles of SummEval (MIT, LICENSE.summeval beside it) as its shared file has them."""
 SPACE_DEMO = Path(__file__).parent / "data" / "space_demo.jsonl"
 """Two hotels of SPACE's development set (MIT, LICENSE.space beside it)."""
+
+
+@solver
+def stored_answer() -> Solver:
+    """Answer with the report stored in the sample (:data:`ANSWER`: the held-out human review of
+    the human baseline, an existing system's report) instead of calling a model: the one solver
+    of every task's stored candidates. A sample without one is an error."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        answer = (state.metadata or {}).get(ANSWER)
+        if not answer or not isinstance(answer.get("text"), str):
+            raise ValueError(f"sample {state.sample_id!r} stores no answer to give")
+        state.output = ModelOutput.from_content(model=answer["source"], content=answer["text"])
+        state.messages.append(state.output.message)
+        state.completed = True
+        return state
+
+    return solve
+
+
+def human_answer(document: Mapping[str, Any]) -> dict[str, Any]:
+    """The stored answer of the human baseline: the document's held-out review."""
+    held = document.get("held_out")
+    if not held:
+        raise RecordError(f"{document.get('paper_id')}: no held-out review to answer with")
+    return {"source": "human", "id": held["id"], "text": held["text"]}
 
 
 def record_to_sample(
@@ -56,6 +90,7 @@ def record_to_sample(
     negatives: list[dict[str, Any]] | None = None,
     system_prompt: str = "review/system",
     dataset: Mapping[str, Any] | None = None,
+    human: bool = False,
 ) -> Sample:
     """One sample per paper: a review prompt (``system_prompt``; default the GEM paper's C.3)
     as input, the held-out human review as target, and the reference reviews, abstract and ASSW
@@ -77,7 +112,7 @@ def record_to_sample(
             ),
         ],
         target=document["held_out"]["text"],
-        metadata=document,
+        metadata={**document, ANSWER: human_answer(document)} if human else document,
     )
 
 
@@ -92,12 +127,14 @@ def paper_dataset(
     scorers: str | Sequence[str] | None = None,
     scorer_options: Mapping[str, Mapping[str, Any]] | None = None,
     domains: frozenset[str] = frozenset({"peer_review"}),
+    human: bool = False,
 ) -> MemoryDataset:
     """Samples for every paper of ``source`` (a JSONL/parquet path, folder or hub id; the
     bundled demo when None), each with ``negatives`` reviews of other papers. With ``scorers``
     (and their ``scorer_options``), a dataset that cannot serve one of them at all is refused
     (:func:`scorers.data.paper_docs.refuse_unservable`). Malformed input, or a dataset too
-    small for the negatives, raises ``RecordError`` naming file and record."""
+    small for the negatives, raises ``RecordError`` naming file and record. With ``human``, each
+    sample stores its held-out review as the answer (the human baseline, :func:`stored_answer`)."""
     path = DEMO_DATASET if source is None else source
     records = load_judgment_records(path)
     found = sorted({r.domain for r in records})
@@ -119,6 +156,7 @@ def paper_dataset(
             negatives=negatives_metadata(r, records, k=negatives, seed=seed) if negatives else [],
             system_prompt=system_prompt,
             dataset=identity,
+            human=human,
         )
         for r in records
     ]

@@ -183,14 +183,18 @@ def paper_document(
     negatives: list[dict[str, Any]] | None = None,
     dataset: Mapping[str, Any] | None = None,
     hold_out: bool = True,
+    held_out: str | None = None,
 ) -> tuple[str, dict[str, Any]]:
     """The review prompt's paper text and the document of ``paper``: its facts, the held-out
     review, the ``references`` reference reviews of the fixed split (``seed``), the negative
     references and, when given, the identity of the ``dataset`` it comes from (:data:`DATASET`).
     With ``hold_out`` false no review is held out (``held_out`` is None: ground-truth
-    references scored against existing candidates). A paper with too few reviews raises
+    references scored against existing candidates); ``held_out`` names the review to hold out
+    (leave-one-out over a paper's reviews). A paper with too few reviews raises
     ``RecordError``."""
-    split = split_reviews(paper, references=references, seed=seed, hold_out=hold_out)
+    split = split_reviews(
+        paper, references=references, seed=seed, hold_out=hold_out, held_out=held_out
+    )
     text, facts = paper_input(paper, max_paper_tokens=max_paper_tokens)
     return text, {
         "paper_id": paper.id,

@@ -386,11 +386,17 @@ def load_records(source: str | Path, *, split: str = "train") -> list[PaperRecor
 
 
 def split_reviews(
-    paper: PaperRecord, *, references: int, seed: int, hold_out: bool = True
+    paper: PaperRecord,
+    *,
+    references: int,
+    seed: int,
+    hold_out: bool = True,
+    held_out: str | None = None,
 ) -> ReviewSplit:
     """Choose the held-out review and up to ``references`` reference reviews of ``paper``; with
     ``hold_out`` false (ground-truth references scored against existing candidates), no held-out
-    review and up to ``references`` references.
+    review and up to ``references`` references; with ``held_out`` (a review id), that review is
+    held out and the references are up to ``references`` of the others (leave-one-out).
 
     The choice depends only on (seed, paper id, review ids), so it is identical for every model
     scored and stable across runs and machines. A held-out review needs two reviews (one
@@ -413,6 +419,12 @@ def split_reviews(
     random.Random(int.from_bytes(digest[:8], "big")).shuffle(shuffled)
     if not hold_out:
         return ReviewSplit(held_out=None, references=tuple(shuffled[:references]))
+    if held_out is not None:
+        chosen = [r for r in shuffled if r.id == held_out]
+        if not chosen:
+            raise RecordError(f"paper {paper.id!r} has no review {held_out!r} to hold out")
+        others = [r for r in shuffled if r.id != held_out]
+        return ReviewSplit(held_out=chosen[0], references=tuple(others[:references]))
     return ReviewSplit(held_out=shuffled[0], references=tuple(shuffled[1 : 1 + references]))
 
 

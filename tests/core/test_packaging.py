@@ -32,7 +32,7 @@ def test_registry_names_are_namespaced(tmp_path, where):
         "from inspect_ai._util.registry import registry_info\n"
         "import gem_tasks._registry as r\n"
         "names = [registry_info(getattr(r, n)).name\n"
-        "         for n in ('iclr', 'gem', 'gem_raw', 'gem_s', 'gem_s_assw', 'human_review')]\n"
+        "         for n in ('iclr', 'gem', 'gem_raw', 'gem_s', 'gem_s_assw', 'stored_answer')]\n"
         "print(','.join(names))\n"
     )
     cwd = tmp_path if where == "elsewhere" else REPO
@@ -45,7 +45,7 @@ def test_registry_names_are_namespaced(tmp_path, where):
         "gem_tasks/gem_raw",
         "gem_tasks/gem_s",
         "gem_tasks/gem_s_assw",
-        "gem_tasks/human_review",
+        "gem_tasks/stored_answer",
     ]
 
 

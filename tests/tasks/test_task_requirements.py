@@ -248,3 +248,58 @@ def test_the_correlation_task_says_why_a_rating_is_not_a_grade(tmp_path):
     with pytest.raises(RecordError, match=r"'score'.*extra fields: grade\)"):
         leave_one_out_dataset(str(graded), grade_field="score")
     assert len(leave_one_out_dataset(str(graded))) == 30
+
+
+def test_the_correlation_task_builds_its_samples_as_every_task_does(tmp_path):
+    """Each graded review is held out in turn through the same document builder as the other
+    tasks (``paper_document`` with ``held_out``): the same keys, its paper text cut at the task's
+    ``max_paper_tokens`` with the facts saying so, every other review a reference."""
+    from gem_tasks.tasks.correlation import leave_one_out_dataset
+    from scorers.data.paper_docs import paper_document
+    from scorers.data.records import load_records
+
+    graded = _graded_demo(tmp_path)
+    samples = leave_one_out_dataset(str(graded), max_paper_tokens=10)
+    paper = load_records(graded)[0]
+    _, document = paper_document(paper, references=2, seed=0, max_paper_tokens=10)
+    held_out = [s for s in samples if s.metadata["paper_id"] == paper.id]
+    assert len(held_out) == len(paper.reviews)
+    for sample in held_out:
+        assert set(sample.metadata) == set(document) | {"grade", "dataset_identity", "answer"}
+        assert sample.id == f"{paper.id}/{sample.metadata['held_out']['id']}"
+        others = {r.id for r in paper.reviews} - {sample.metadata["held_out"]["id"]}
+        assert {r["id"] for r in sample.metadata["references"]} == others
+        assert sample.metadata["paper_truncated"] and len(sample.input) == 40  # 10 tokens x 4
+
+
+def test_one_solver_answers_with_every_stored_candidate(tmp_path):
+    """The human baseline (iclr, review_quality, correlation) and existing systems (judgments)
+    are answered by one solver from the sample's stored answer; a sample without one is an
+    error, never a model call."""
+    import asyncio
+
+    from inspect_ai.model import ModelName
+    from inspect_ai.solver import TaskState
+
+    from gem_tasks.tasks.correlation import correlation
+    from gem_tasks.tasks.iclr import iclr
+    from gem_tasks.tasks.judgments import judgments
+    from gem_tasks.tasks.samples import ANSWER, SUMMEVAL_DEMO, stored_answer
+
+    stored = {
+        "iclr": iclr(candidate="human", scorers="bleu"),
+        "correlation": correlation(dataset=str(_graded_demo(tmp_path)), scorers="bleu"),
+        "judgments": judgments(dataset=str(SUMMEVAL_DEMO), candidate="system:M11", scorers="bleu"),
+    }
+    for name, task in stored.items():
+        sample = task.dataset[0]
+        state = TaskState(
+            ModelName("none/none"), sample.id, 0, sample.input, [], metadata=sample.metadata
+        )
+        done = asyncio.run(stored_answer()(state, None))
+        assert done.output.completion == sample.metadata[ANSWER]["text"], name
+        if name != "judgments":  # the held-out review is the human baseline's answer
+            assert done.output.completion == sample.metadata["held_out"]["text"]
+    bare = TaskState(ModelName("none/none"), "x", 0, "", [], metadata={})
+    with pytest.raises(ValueError, match="stores no answer"):
+        asyncio.run(stored_answer()(bare, None))

@@ -13,16 +13,17 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from gem_tasks.scoring.adapter import item_mean_metric, make_scorers
 from gem_tasks.scoring.metrics import spearman_p, spearman_rho
 from gem_tasks.tasks import eval_card
-from gem_tasks.tasks.iclr.iclr import human_review
 from gem_tasks.tasks.samples import (
+    ANSWER,
     DEMO_DATASET,
+    human_answer,
     negatives_metadata,
     negatives_wanted,
-    paper_input,
     refuse_unservable,
     scored_dataset,
+    stored_answer,
 )
-from scorers.data.paper_docs import DATASET
+from scorers.data.paper_docs import paper_document
 from scorers.data.records import RecordError, dataset_identity, load_records
 
 __all__ = ["correlation", "leave_one_out_dataset"]
@@ -45,12 +46,15 @@ def leave_one_out_dataset(
     seed: int = 0,
     scorers: str | list[str] | None = None,
     scorer_options: dict[str, dict[str, Any]] | None = None,
+    max_paper_tokens: int = 12000,
 ) -> MemoryDataset:
-    """One sample per graded review: that review is the candidate, every other review of the same
-    paper a reference, and ``negatives`` reviews of other papers (drawn once per paper with
-    ``seed``). The grade is a person's grade *of the review* (an instructor's, a meta-reviewer's),
-    read from the review's extra fields. With ``scorers``, a dataset that cannot serve one of
-    them at all is refused (:func:`scorers.data.paper_docs.refuse_unservable`).
+    """One sample per graded review, built as every task builds one
+    (:func:`scorers.data.paper_docs.paper_document`): that review is held out as the candidate,
+    every other review of the same paper a reference, and ``negatives`` reviews of other papers
+    (drawn once per paper with ``seed``); the paper text beyond ``max_paper_tokens`` is cut, as
+    every task cuts it. The grade is a person's grade *of the review* (an instructor's, a
+    meta-reviewer's), read from the review's extra fields. With ``scorers``, a dataset that
+    cannot serve one of them at all is refused (:func:`scorers.data.paper_docs.refuse_unservable`).
 
     Raises:
         ValueError: ``grade_field`` names a field of the canonical review (``rating``,
@@ -86,32 +90,26 @@ def leave_one_out_dataset(
                     f"{path}: paper {paper.id!r}, review {review.id!r}: {grade_field!r} must be a "
                     f"number, got {grade!r}"
                 )
-            others = [r for r in paper.reviews if r.id != review.id]
-            if not others:
+            if len(paper.reviews) < 2:
                 continue
-            text, facts = paper_input(paper, max_paper_tokens=12000)
+            text, document = paper_document(
+                paper,
+                references=len(paper.reviews) - 1,
+                seed=seed,
+                max_paper_tokens=max_paper_tokens,
+                negatives=drawn,
+                dataset=identity,
+                held_out=review.id,
+            )
             samples.append(
                 Sample(
                     id=f"{paper.id}/{review.id}",
                     input=text,
                     target=str(grade),
                     metadata={
-                        "paper_id": paper.id,
-                        "abstract": paper.abstract,
-                        "assw": paper.assw,
-                        "paper_text": paper.paper_text,
-                        **facts,
+                        **document,
                         "grade": float(grade),
-                        "held_out": {
-                            "id": review.id,
-                            "text": review.text,
-                            "summary": review.summary,
-                        },
-                        "references": [
-                            {"id": r.id, "text": r.text, "summary": r.summary} for r in others
-                        ],
-                        "negatives": drawn,
-                        DATASET: identity,
+                        ANSWER: human_answer(document),
                     },
                 )
             )
@@ -136,6 +134,7 @@ def correlation(
     cache_dir: str | None = None,
     negatives: int | None = None,
     seed: int = 0,
+    max_paper_tokens: int = 12000,
 ) -> Task:
     """Spearman correlation between each scorer and human quality grades of the responses.
 
@@ -151,6 +150,8 @@ def correlation(
         cache_dir: folder of the on-disk score cache.
         negatives: negative references per paper (see ``gem_tasks/iclr``).
         seed: seed of the negatives' draw.
+        max_paper_tokens: the paper text beyond this (at 4 characters a token) is cut and the
+            sample says so.
     """
     samples = leave_one_out_dataset(
         dataset,
@@ -159,11 +160,12 @@ def correlation(
         seed=seed,
         scorers=scorers,
         scorer_options=scorer_options,
+        max_paper_tokens=max_paper_tokens,
     )
     return Task(
         version=eval_card(Path(__file__).parent)["version"],
         dataset=samples,
-        solver=human_review(),
+        solver=stored_answer(),
         scorer=make_scorers(
             scorers,
             scorer_lm=scorer_lm,

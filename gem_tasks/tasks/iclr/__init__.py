@@ -1,3 +1,3 @@
-from gem_tasks.tasks.iclr.iclr import human_review, iclr
+from gem_tasks.tasks.iclr.iclr import iclr
 
-__all__ = ["human_review", "iclr"]
+__all__ = ["iclr"]

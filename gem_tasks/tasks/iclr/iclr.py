@@ -12,12 +12,17 @@ from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 
 from gem_tasks.scoring.adapter import make_scorers, parse_scorer_names
 from gem_tasks.tasks import eval_card
-from gem_tasks.tasks.samples import negatives_wanted, paper_dataset, scored_dataset
+from gem_tasks.tasks.samples import (
+    negatives_wanted,
+    paper_dataset,
+    scored_dataset,
+    stored_answer,
+)
 from scorers.data.paper_docs import BASELINE, VERDICT_REPLY
 from scorers.metrics.decision import RULES, verdict_question
 from scorers.registry import metric_spec
 
-__all__ = ["ask_verdict", "baseline_verdict", "human_review", "iclr"]
+__all__ = ["ask_verdict", "baseline_verdict", "iclr"]
 
 
 @solver
@@ -53,21 +58,6 @@ def baseline_verdict(rule: str, rate: float | None, seed: int) -> Solver:
 
 def _decision_metrics(scorers: str | list[str]) -> list[str]:
     return [n for n in parse_scorer_names(scorers) if metric_spec(n).family == "decision"]
-
-
-@solver
-def human_review() -> Solver:
-    """Answer with the paper's held-out human review instead of calling a model (the human
-    baseline row of the leaderboard)."""
-
-    async def solve(state: TaskState, generate: Generate) -> TaskState:
-        text = state.metadata["held_out"]["text"]
-        state.output = ModelOutput.from_content(model="human", content=text)
-        state.messages.append(state.output.message)
-        state.completed = True
-        return state
-
-    return solve
 
 
 @task
@@ -141,6 +131,7 @@ def iclr(
         negatives=negatives_wanted(scorers, negatives, scorer_options=scorer_options),
         scorers=scorers,
         scorer_options=scorer_options,
+        human=candidate == "human",
     )
     if rule == "committee_all_reviewers" and not any(
         s.metadata.get("official_ratings") for s in samples
@@ -155,7 +146,7 @@ def iclr(
         rate = sum(1 for a in decided if a) / len(decided) if decided else None
         solver: Solver | list[Solver] = baseline_verdict(rule, rate, seed)
     elif candidate == "human":
-        solver = human_review()
+        solver = stored_answer()
     else:
         solver = [generate(), ask_verdict()] if deciding else generate()
     return Task(

@@ -1,3 +1,3 @@
-from gem_tasks.tasks.judgments.judgments import given_answer, judgment_dataset, judgments
+from gem_tasks.tasks.judgments.judgments import judgment_dataset, judgments
 
-__all__ = ["given_answer", "judgment_dataset", "judgments"]
+__all__ = ["judgment_dataset", "judgments"]

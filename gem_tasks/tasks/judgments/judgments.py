@@ -20,8 +20,8 @@ from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import ChatMessageSystem, ChatMessageUser, ModelOutput
-from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
+from inspect_ai.model import ChatMessageSystem, ChatMessageUser
+from inspect_ai.solver import generate
 
 import prompts
 from gem_tasks.scoring.adapter import item_mean_metric, make_scorers
@@ -32,7 +32,14 @@ from gem_tasks.scoring.metrics import (
     rating_spearman,
 )
 from gem_tasks.tasks import eval_card
-from gem_tasks.tasks.samples import negatives_metadata, negatives_wanted, refuse_unservable
+from gem_tasks.tasks.samples import (
+    ANSWER,
+    human_answer,
+    negatives_metadata,
+    negatives_wanted,
+    refuse_unservable,
+    stored_answer,
+)
 from scorers.data.paper_docs import paper_document
 from scorers.data.records import PaperRecord, RecordError, dataset_identity
 from scorers.data.sources.summaries import load_judgment_records
@@ -40,25 +47,7 @@ from scorers.domains import domain as get_domain
 from scorers.domains import template
 from scorers.registry import refuse_out_of_domain, resolve_metric_names
 
-__all__ = ["given_answer", "judgment_dataset", "judgments", "load_judgment_records"]
-
-ANSWER = "answer"
-"""Sample-metadata key of a given answer (the held-out human report or an existing candidate)."""
-
-
-@solver
-def given_answer() -> Solver:
-    """Answer with the report stored in the sample (a human's or an existing system's) instead
-    of calling a model."""
-
-    async def solve(state: TaskState, generate: Generate) -> TaskState:
-        answer = state.metadata[ANSWER]
-        state.output = ModelOutput.from_content(model=answer["source"], content=answer["text"])
-        state.messages.append(state.output.message)
-        state.completed = True
-        return state
-
-    return solve
+__all__ = ["judgment_dataset", "judgments", "load_judgment_records"]
 
 
 def _sample(
@@ -121,8 +110,7 @@ def judgment_dataset(
                 )
             samples.append(_sample(record, document, text, sample_id=record.id, answer=None))
         elif candidate == "human":
-            held = document["held_out"]
-            answer = {"source": "human", "id": held["id"], "text": held["text"]}
+            answer = human_answer(document)
             samples.append(_sample(record, document, text, sample_id=record.id, answer=answer))
         elif candidate == "candidates" or candidate.startswith("system:"):
             wanted = None if candidate == "candidates" else candidate.split(":", 1)[1]
@@ -198,7 +186,7 @@ def judgment_task(
             name=Path(str(dataset)).stem,
             location=str(dataset),
         ),
-        solver=generate() if candidate == "model" else given_answer(),
+        solver=generate() if candidate == "model" else stored_answer(),
         scorer=make_scorers(
             names,
             scorer_lm=scorer_lm,

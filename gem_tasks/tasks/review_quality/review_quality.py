@@ -12,8 +12,12 @@ from inspect_ai.solver import generate
 
 from gem_tasks.scoring.adapter import make_scorers
 from gem_tasks.tasks import eval_card
-from gem_tasks.tasks.iclr.iclr import human_review
-from gem_tasks.tasks.samples import negatives_wanted, paper_dataset, scored_dataset
+from gem_tasks.tasks.samples import (
+    negatives_wanted,
+    paper_dataset,
+    scored_dataset,
+    stored_answer,
+)
 
 __all__ = ["DEFAULT_SCORERS", "review_quality"]
 
@@ -82,11 +86,12 @@ def review_quality(
         negatives=negatives_wanted(scorers, negatives, scorer_options=scorer_options),
         scorers=scorers,
         scorer_options=scorer_options,
+        human=candidate == "human",
     )
     return Task(
         version=eval_card(Path(__file__).parent)["version"],
         dataset=samples,
-        solver=human_review() if candidate == "human" else generate(),
+        solver=stored_answer() if candidate == "human" else generate(),
         scorer=make_scorers(
             scorers,
             scorer_lm=scorer_lm,
