@@ -41,6 +41,7 @@ __all__ = [
     "refuse_unservable",
     "scored_dataset",
     "stored_answer",
+    "task_records",
 ]
 
 ANSWER = "answer"
@@ -116,6 +117,39 @@ def record_to_sample(
     )
 
 
+def task_records(
+    source: str | Path,
+    *,
+    scorers: str | Sequence[str] | None,
+    scorer_options: Mapping[str, Mapping[str, Any]] | None,
+    domains: frozenset[str] | None = None,
+) -> tuple[list[PaperRecord], dict[str, Any]]:
+    """The one loader of every task: the records of ``source`` (canonical records, generic
+    judgment items, or the SummEval, SPACE and LFQA-E files as published) and the dataset's
+    identity (:func:`scorers.data.records.dataset_identity`), after the checks every task makes:
+    one domain per dataset (one of ``domains`` when given); with ``scorers``, none outside that
+    domain and none the data cannot serve at all.
+
+    Raises:
+        RecordError: malformed input, several domains or one the task does not take, or a
+            requested metric no record can serve.
+        MetricError: a requested metric does not apply to the data's domain.
+    """
+    records = load_judgment_records(source)
+    found = sorted({r.domain for r in records})
+    if len(found) != 1:
+        raise RecordError(f"{source}: one domain per dataset, found {', '.join(found)}")
+    if domains is not None and found[0] not in domains:
+        raise RecordError(
+            f"{source}: {found[0]} data; this task takes {', '.join(sorted(domains))} "
+            "(summaries and answers: gem_tasks/summeval, gem_tasks/space, gem_tasks/judgments)"
+        )
+    if scorers is not None:
+        refuse_out_of_domain(resolve_metric_names(scorers), found[0], where=str(source))
+        refuse_unservable(records, scorers, scorer_options=scorer_options, where=str(source))
+    return records, dataset_identity(records, name=Path(str(source)).stem)
+
+
 def paper_dataset(
     source: str | Path | None,
     *,
@@ -136,17 +170,9 @@ def paper_dataset(
     small for the negatives, raises ``RecordError`` naming file and record. With ``human``, each
     sample stores its held-out review as the answer (the human baseline, :func:`stored_answer`)."""
     path = DEMO_DATASET if source is None else source
-    records = load_judgment_records(path)
-    found = sorted({r.domain for r in records})
-    if len(found) != 1 or found[0] not in domains:
-        raise RecordError(
-            f"{path}: {', '.join(found)} data; this task takes {', '.join(sorted(domains))} "
-            "(summaries and answers: gem_tasks/summeval, gem_tasks/space, gem_tasks/judgments)"
-        )
-    if scorers is not None:
-        refuse_out_of_domain(resolve_metric_names(scorers), found[0], where=str(path))
-        refuse_unservable(records, scorers, scorer_options=scorer_options, where=str(path))
-    identity = dataset_identity(records, name=Path(str(path)).stem)
+    records, identity = task_records(
+        path, scorers=scorers, scorer_options=scorer_options, domains=domains
+    )
     samples = [
         record_to_sample(
             r,

@@ -72,7 +72,9 @@ def test_what_a_domain_cannot_do_is_refused_with_why():
         summeval(candidate="system:M99")
     with pytest.raises(ValueError, match="candidate must be"):
         summeval(candidate="everyone")
-    with pytest.raises(RecordError, match="expected summarization data"):
+    with pytest.raises(
+        RecordError, match="opinion_summarization data; this task takes summarization"
+    ):
         from gem_tasks.tasks.samples import SPACE_DEMO
 
         summeval(dataset=str(SPACE_DEMO))

@@ -303,3 +303,32 @@ def test_one_solver_answers_with_every_stored_candidate(tmp_path):
     bare = TaskState(ModelName("none/none"), "x", 0, "", [], metadata={})
     with pytest.raises(ValueError, match="stores no answer"):
         asyncio.run(stored_answer()(bare, None))
+
+
+def test_every_task_loads_its_data_through_the_one_loader(tmp_path):
+    """iclr, review_quality, robustness, correlation and the judgment tasks read data with the
+    same loader and its checks: a file mixing two domains is refused by each with one message."""
+    from gem_tasks.tasks.correlation import correlation
+    from gem_tasks.tasks.iclr import iclr
+    from gem_tasks.tasks.judgments import judgments
+    from gem_tasks.tasks.review_quality import review_quality
+    from gem_tasks.tasks.robustness import robustness
+
+    items = [
+        {"id": f"{domain}{i}", "domain": domain,
+         "references": [{"id": "a", "text": "One."}, {"id": "b", "text": "Two."}]}
+        for domain in ("qa", "summarization") for i in range(2)
+    ]  # fmt: skip
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text("".join(json.dumps(item) + "\n" for item in items))
+    builders = {
+        "iclr": lambda: iclr(dataset=str(mixed), scorers="bleu"),
+        "review_quality": lambda: review_quality(dataset=str(mixed), scorers="br_rating_mae"),
+        "robustness": lambda: robustness(dataset=str(mixed), scorers="bleu"),
+        "correlation": lambda: correlation(dataset=str(mixed), scorers="bleu"),
+        "judgments": lambda: judgments(dataset=str(mixed), scorers="bleu"),
+    }
+    for name, build in builders.items():
+        with pytest.raises(RecordError, match="one domain per dataset, found qa, summarization"):
+            build()
+            pytest.fail(f"{name} took a file of two domains")

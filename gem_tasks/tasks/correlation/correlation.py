@@ -19,12 +19,12 @@ from gem_tasks.tasks.samples import (
     human_answer,
     negatives_metadata,
     negatives_wanted,
-    refuse_unservable,
     scored_dataset,
     stored_answer,
+    task_records,
 )
 from scorers.data.paper_docs import paper_document
-from scorers.data.records import RecordError, dataset_identity, load_records
+from scorers.data.records import RecordError
 
 __all__ = ["correlation", "leave_one_out_dataset"]
 
@@ -74,10 +74,9 @@ def leave_one_out_dataset(
     path = DEMO_DATASET if source is None else source
     samples = []
     extra_fields: set[str] = set()
-    records = load_records(path)
-    identity = dataset_identity(records, name=Path(str(path)).stem)
-    if scorers is not None:
-        refuse_unservable(records, scorers, scorer_options=scorer_options, where=str(path))
+    records, identity = task_records(
+        path, scorers=scorers, scorer_options=scorer_options, domains=frozenset({"peer_review"})
+    )
     for paper in records:
         drawn = negatives_metadata(paper, records, k=negatives, seed=seed) if negatives else []
         for review in paper.reviews:

@@ -37,15 +37,15 @@ from gem_tasks.tasks.samples import (
     human_answer,
     negatives_metadata,
     negatives_wanted,
-    refuse_unservable,
     stored_answer,
+    task_records,
 )
 from scorers.data.paper_docs import paper_document
-from scorers.data.records import PaperRecord, RecordError, dataset_identity
+from scorers.data.records import PaperRecord, RecordError
 from scorers.data.sources.summaries import load_judgment_records
 from scorers.domains import domain as get_domain
 from scorers.domains import template
-from scorers.registry import refuse_out_of_domain, resolve_metric_names
+from scorers.registry import resolve_metric_names
 
 __all__ = ["judgment_dataset", "judgments", "load_judgment_records"]
 
@@ -164,16 +164,14 @@ def judgment_task(
 ) -> Task:
     """The task every domain's task is: the records of ``dataset`` (one domain), refused up
     front when a metric does not apply to the domain or the data cannot serve it."""
-    records = load_judgment_records(dataset)
-    domains = sorted({r.domain for r in records})
-    if len(domains) != 1:
-        raise RecordError(f"{dataset}: one domain per dataset, found {domains}")
-    domain = domains[0]
-    if expected_domain is not None and domain != expected_domain:
-        raise RecordError(f"{dataset}: expected {expected_domain} data, found {domain}")
+    records, identity = task_records(
+        dataset,
+        scorers=scorers,
+        scorer_options=scorer_options,
+        domains=frozenset({expected_domain}) if expected_domain is not None else None,
+    )
+    domain = records[0].domain
     names = resolve_metric_names(scorers)
-    refuse_out_of_domain(names, domain, where=str(dataset))
-    refuse_unservable(records, names, scorer_options=scorer_options, where=str(dataset))
     return Task(
         version=eval_card(card_folder)["version"],
         dataset=judgment_dataset(
@@ -194,7 +192,7 @@ def judgment_task(
             cache_dir=cache_dir,
             dataset_summaries=dataset_summaries,
             scorer_options=scorer_options,
-            scored_dataset=dataset_identity(records, name=Path(str(dataset)).stem),
+            scored_dataset=identity,
         ),
         # every existing candidate carries its human ratings: the headline is the agreement
         # with them (a corpus statistic: the rank correlation with graded ratings, the share of
