@@ -32,6 +32,7 @@ __all__ = [
     "DEMO_DATASET",
     "SPACE_DEMO",
     "SUMMEVAL_DEMO",
+    "document_sample",
     "human_answer",
     "negatives_metadata",
     "negatives_wanted",
@@ -95,7 +96,7 @@ def record_to_sample(
 ) -> Sample:
     """One sample per paper: a review prompt (``system_prompt``; default the GEM paper's C.3)
     as input, the held-out human review as target, and the reference reviews, abstract and ASSW
-    in the metadata for the scorers."""
+    in the metadata for the scorers (:func:`document_sample` of its document)."""
     text, document = paper_document(
         paper,
         references=references,
@@ -104,16 +105,37 @@ def record_to_sample(
         negatives=negatives,
         dataset=dataset,
     )
+    answer = human_answer(document) if human else None
+    return document_sample(paper, text, document, answer=answer, system_prompt=system_prompt)
+
+
+def document_sample(
+    paper: PaperRecord,
+    text: str,
+    document: Mapping[str, Any],
+    *,
+    sample_id: str | None = None,
+    answer: Mapping[str, Any] | None = None,
+    system_prompt: str = "review/system",
+) -> Sample:
+    """The one sample builder: the domain's report prompt (``system_prompt``, the user turn with
+    the input ``text``) as input, the held-out report (if any) as target, the document as
+    metadata with the stored ``answer`` (:data:`ANSWER`) and its human ratings when given."""
+    metadata = dict(document)
+    if answer:
+        metadata[ANSWER] = dict(answer)
+        if answer.get("ratings"):
+            metadata["ratings"] = dict(answer["ratings"])
     return Sample(
-        id=paper.id,
+        id=sample_id or paper.id,
         input=[
             ChatMessageSystem(content=prompts.render(template(paper.domain, system_prompt))),
             ChatMessageUser(
                 content=prompts.render(template(paper.domain, "review/user"), paper=text)
             ),
         ],
-        target=document["held_out"]["text"],
-        metadata={**document, ANSWER: human_answer(document)} if human else document,
+        target=(document.get("held_out") or {}).get("text") or "",
+        metadata=metadata,
     )
 
 

@@ -269,7 +269,7 @@ def test_the_correlation_task_builds_its_samples_as_every_task_does(tmp_path):
         assert sample.id == f"{paper.id}/{sample.metadata['held_out']['id']}"
         others = {r.id for r in paper.reviews} - {sample.metadata["held_out"]["id"]}
         assert {r["id"] for r in sample.metadata["references"]} == others
-        assert sample.metadata["paper_truncated"] and len(sample.input) == 40  # 10 tokens x 4
+        assert sample.metadata["paper_truncated"] and sample.metadata["paper_chars"] == 40  # 10 x 4
 
 
 def test_one_solver_answers_with_every_stored_candidate(tmp_path):

@@ -8,14 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from inspect_ai import Task, task
-from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.dataset import MemoryDataset
 
 from gem_tasks.scoring.adapter import item_mean_metric, make_scorers
 from gem_tasks.scoring.metrics import spearman_p, spearman_rho
 from gem_tasks.tasks import eval_card
 from gem_tasks.tasks.samples import (
-    ANSWER,
     DEMO_DATASET,
+    document_sample,
     human_answer,
     negatives_metadata,
     negatives_wanted,
@@ -101,15 +101,12 @@ def leave_one_out_dataset(
                 held_out=review.id,
             )
             samples.append(
-                Sample(
-                    id=f"{paper.id}/{review.id}",
-                    input=text,
-                    target=str(grade),
-                    metadata={
-                        **document,
-                        "grade": float(grade),
-                        ANSWER: human_answer(document),
-                    },
+                document_sample(
+                    paper,
+                    text,
+                    {**document, "grade": float(grade)},
+                    sample_id=f"{paper.id}/{review.id}",
+                    answer=human_answer(document),
                 )
             )
     if not samples:

@@ -19,11 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from inspect_ai import Task, task
-from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import ChatMessageSystem, ChatMessageUser
+from inspect_ai.dataset import MemoryDataset
 from inspect_ai.solver import generate
 
-import prompts
 from gem_tasks.scoring.adapter import item_mean_metric, make_scorers
 from gem_tasks.scoring.metrics import (
     PREFERENCE,
@@ -33,7 +31,7 @@ from gem_tasks.scoring.metrics import (
 )
 from gem_tasks.tasks import eval_card
 from gem_tasks.tasks.samples import (
-    ANSWER,
+    document_sample,
     human_answer,
     negatives_metadata,
     negatives_wanted,
@@ -44,34 +42,9 @@ from scorers.data.paper_docs import paper_document
 from scorers.data.records import PaperRecord, RecordError
 from scorers.data.sources.summaries import load_judgment_records
 from scorers.domains import domain as get_domain
-from scorers.domains import template
 from scorers.registry import resolve_metric_names
 
 __all__ = ["judgment_dataset", "judgments", "load_judgment_records"]
-
-
-def _sample(
-    record: PaperRecord,
-    document: dict[str, Any],
-    text: str,
-    *,
-    sample_id: str,
-    answer: dict[str, Any] | None,
-) -> Sample:
-    metadata = {**document, **({ANSWER: answer} if answer else {})}
-    if answer and answer.get("ratings"):
-        metadata["ratings"] = dict(answer["ratings"])
-    return Sample(
-        id=sample_id,
-        input=[
-            ChatMessageSystem(content=prompts.render(template(record.domain, "review/system"))),
-            ChatMessageUser(
-                content=prompts.render(template(record.domain, "review/user"), paper=text)
-            ),
-        ],
-        target=(document.get("held_out") or {}).get("text") or "",
-        metadata=metadata,
-    )
 
 
 def judgment_dataset(
@@ -108,10 +81,10 @@ def judgment_dataset(
                     "report on (no input reviews, no article, no question); use "
                     "candidate=human or candidates"
                 )
-            samples.append(_sample(record, document, text, sample_id=record.id, answer=None))
+            samples.append(document_sample(record, text, document))
         elif candidate == "human":
             answer = human_answer(document)
-            samples.append(_sample(record, document, text, sample_id=record.id, answer=answer))
+            samples.append(document_sample(record, text, document, answer=answer))
         elif candidate == "candidates" or candidate.startswith("system:"):
             wanted = None if candidate == "candidates" else candidate.split(":", 1)[1]
             found = [c for c in record.candidates if wanted in (None, c.id)]
@@ -126,7 +99,9 @@ def judgment_dataset(
                     "ratings": dict(entry.ratings),
                 }
                 sample_id = record.id if wanted else f"{record.id}/{entry.id}"
-                samples.append(_sample(record, document, text, sample_id=sample_id, answer=answer))
+                samples.append(
+                    document_sample(record, text, document, sample_id=sample_id, answer=answer)
+                )
         else:
             raise ValueError(
                 f"candidate must be 'model', 'human', 'candidates' or 'system:<id>', got "
