@@ -97,6 +97,8 @@ def read_validation_logs(
                         "verdict": _metric(score, "verdict"),
                         "evaluation_lm": log.eval.task_args.get("scorer_lm"),
                         "level": log.eval.task_args.get("level"),
+                        # what was perturbed (logs before the choice: the held-out report)
+                        "perturbed": meta.get("perturbed", "the held-out human report"),
                         "created": log.eval.created,
                         "log": path,
                     }
@@ -120,7 +122,7 @@ def read_validation_logs(
             skipped.append(f"{path}: task {task} is not a validation task")
     robust = _keep_newest(
         pd.DataFrame(robust_rows),
-        ["scorer", "perturbation", "level", "evaluation_lm", "dataset"],
+        ["scorer", "perturbation", "level", "evaluation_lm", "dataset", "perturbed"],
         skipped,
     )
     corr = _keep_newest(pd.DataFrame(corr_rows), ["scorer", "evaluation_lm"], skipped)
@@ -204,13 +206,21 @@ def smd_table_markdown(robust: pd.DataFrame) -> str:
         robust = robust[robust["kind"] != "gaming"]
     if robust.empty:
         return "_no robustness logs_\n"
-    order = robust.sort_values(["kind", "perturbation"]).drop_duplicates("perturbation")
-    columns = list(order["perturbation"])
-    kinds = dict(zip(order["perturbation"], order["kind"]))
+    robust = robust.copy()
+    if "perturbed" not in robust:
+        robust["perturbed"] = "the held-out human report"
+    # a strategy run on two kinds of text (candidates, the held-out report) is two columns
+    several = robust.groupby("perturbation")["perturbed"].transform("nunique") > 1
+    robust["column"] = robust["perturbation"].where(
+        ~several, robust["perturbation"] + " on " + robust["perturbed"]
+    )
+    order = robust.sort_values(["kind", "column"]).drop_duplicates("column")
+    columns = list(order["column"])
+    kinds = dict(zip(order["column"], order["kind"]))
     header = "| scorer | " + " | ".join(f"{c} ({kinds[c]})" for c in columns) + " |"
     lines = [header, "| --- |" + " --- |" * len(columns)]
     for scorer, group in robust.groupby("scorer", sort=True):
-        cells = {row["perturbation"]: _cell(row) for _, row in group.iterrows()}
+        cells = {row["column"]: _cell(row) for _, row in group.iterrows()}
         lines.append(f"| {scorer} | " + " | ".join(cells.get(c, "") for c in columns) + " |")
     n = robust["n"].min(), robust["n"].max()
     lines.append("")
@@ -218,7 +228,8 @@ def smd_table_markdown(robust: pd.DataFrame) -> str:
         f"SMD d = (μ' − μ)/σ_pooled after vs before; first brackets: the two-sample 95% CI of "
         "d (normal approximation, SE of Cohen's d); 'paired': the seed papers' paired 95% "
         "interval (mean paired difference ± t·SE, over σ_pooled; GEM paper App. A.1); "
-        f"n = {n[0]}–{n[1]} pairs; bold: one-sided paired t-test p < α in the tested direction."
+        f"n = {n[0]}–{n[1]} pairs; bold: one-sided paired t-test p < α in the tested direction. "
+        f"Text perturbed: {'; '.join(sorted(set(robust['perturbed'])))}."
         + _one_pair_footnote(robust)
     )
     return "\n".join(lines) + "\n"

@@ -51,6 +51,7 @@ def paired_scorer(
         ]
         metadata = {  # each side's value too: a side scored in an unscored pair is not lost
             "metric": name,
+            "perturbed": state.metadata.get("perturbed"),
             "before": {"value": before.value, **before.metadata()},
             "after": {"value": after.value, **after.metadata()},
         }

@@ -28,6 +28,7 @@ from scorers.registry import refuse_out_of_domain, resolve_metric_names
 
 __all__ = [
     "ANSWER",
+    "candidate_samples",
     "CHARS_PER_TOKEN",
     "DEMO_DATASET",
     "SPACE_DEMO",
@@ -38,6 +39,7 @@ __all__ = [
     "negatives_wanted",
     "paper_dataset",
     "paper_input",
+    "paper_samples",
     "record_to_sample",
     "refuse_unservable",
     "scored_dataset",
@@ -195,7 +197,33 @@ def paper_dataset(
     records, identity = task_records(
         path, scorers=scorers, scorer_options=scorer_options, domains=domains
     )
-    samples = [
+    samples = paper_samples(
+        records,
+        identity,
+        references=references,
+        seed=seed,
+        max_paper_tokens=max_paper_tokens,
+        negatives=negatives,
+        system_prompt=system_prompt,
+        human=human,
+    )
+    return MemoryDataset(samples, name=Path(str(path)).stem, location=str(path))
+
+
+def paper_samples(
+    records: list[PaperRecord],
+    identity: Mapping[str, Any] | None,
+    *,
+    references: int,
+    seed: int,
+    max_paper_tokens: int,
+    negatives: int = 0,
+    system_prompt: str = "review/system",
+    human: bool = False,
+) -> list[Sample]:
+    """One sample per record with its held-out report (:func:`record_to_sample`) and
+    ``negatives`` reports of other records."""
+    return [
         record_to_sample(
             r,
             references=references,
@@ -208,7 +236,32 @@ def paper_dataset(
         )
         for r in records
     ]
-    return MemoryDataset(samples, name=Path(str(path)).stem, location=str(path))
+
+
+def candidate_samples(
+    record: PaperRecord, text: str, document: Mapping[str, Any], *, wanted: str | None = None
+) -> list[Sample]:
+    """One sample per existing candidate of ``record`` (``wanted``: only that one, which must
+    exist), its report stored as the answer with its human ratings (``system:<id>``)."""
+    found = [c for c in record.candidates if wanted in (None, c.id)]
+    if wanted is not None and not found:
+        known = ", ".join(c.id for c in record.candidates) or "none"
+        raise RecordError(f"{record.id}: no candidate {wanted!r} (it has: {known})")
+    return [
+        document_sample(
+            record,
+            text,
+            document,
+            sample_id=record.id if wanted else f"{record.id}/{entry.id}",
+            answer={
+                "source": f"system:{entry.id}",
+                "id": entry.id,
+                "text": entry.text,
+                "ratings": dict(entry.ratings),
+            },
+        )
+        for entry in found
+    ]
 
 
 def scored_dataset(samples: Sequence[Sample]) -> dict[str, Any] | None:

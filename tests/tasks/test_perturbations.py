@@ -645,3 +645,38 @@ def test_a_completion_must_keep_the_sentences_it_was_given():
         apply_perturbation("deletion_completion", SUMMARY, llm_outputs={"completion": chatty})
     with pytest.raises(PerturbationReplyError, match="is empty"):
         apply_perturbation("surface_report", SUMMARY, llm_outputs={"report": " "})
+
+
+def test_robustness_perturbs_the_candidates_the_metrics_score():
+    """As the Scoring Rules paper: on SummEval the system summaries are perturbed (scored
+    against the ground-truth references, none held out), on SPACE (no systems) the held-out
+    summary; the reference-perturbing mode is asked for by name and said in the metadata."""
+    from gem_tasks.tasks.robustness import robustness
+    from gem_tasks.tasks.samples import ANSWER, SPACE_DEMO, SUMMEVAL_DEMO
+
+    task = robustness(dataset=str(SUMMEVAL_DEMO), perturbation="sentence_deletion", scorers="bleu")
+    assert task.metadata["perturb"] == "candidates"
+    assert task.metadata["perturbed"] == "existing candidates"
+    systems = [s for s in task.dataset]
+    assert len(systems) == 3 * 16  # every article's 16 system summaries
+    for sample in systems:
+        assert sample.metadata["original"] == sample.metadata[ANSWER]["text"]
+        assert sample.metadata[ANSWER]["source"].startswith("system:")
+        assert sample.metadata["held_out"] is None  # the references are ground truth
+        assert sample.metadata["perturbed"] == "existing candidates"
+    held = robustness(
+        dataset=str(SUMMEVAL_DEMO),
+        perturbation="sentence_deletion",
+        scorers="bleu",
+        perturb="held_out_reference",
+    )
+    assert held.metadata["perturbed"] == "the held-out human report"
+    assert len(held.dataset) == 3
+    for sample in held.dataset:
+        assert sample.metadata["original"] == sample.metadata["held_out"]["text"]
+    space = robustness(dataset=str(SPACE_DEMO), perturbation="sentence_deletion", scorers="bleu")
+    assert space.metadata["perturbed"] == "the held-out human report"  # SPACE has no systems
+    with pytest.raises(ValueError, match="perturb must be one of"):
+        robustness(dataset=str(SUMMEVAL_DEMO), perturb="references", scorers="bleu")
+    with pytest.raises(ValueError, match="existing candidates do not have"):
+        robustness(dataset=str(SUMMEVAL_DEMO), level="judgments", scorers="bleu")

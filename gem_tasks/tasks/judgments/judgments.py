@@ -31,6 +31,7 @@ from gem_tasks.scoring.metrics import (
 )
 from gem_tasks.tasks import eval_card
 from gem_tasks.tasks.samples import (
+    candidate_samples,
     document_sample,
     human_answer,
     negatives_metadata,
@@ -87,21 +88,7 @@ def judgment_dataset(
             samples.append(document_sample(record, text, document, answer=answer))
         elif candidate == "candidates" or candidate.startswith("system:"):
             wanted = None if candidate == "candidates" else candidate.split(":", 1)[1]
-            found = [c for c in record.candidates if wanted in (None, c.id)]
-            if wanted is not None and not found:
-                known = ", ".join(c.id for c in record.candidates) or "none"
-                raise RecordError(f"{record.id}: no candidate {wanted!r} (it has: {known})")
-            for entry in found:
-                answer = {
-                    "source": f"system:{entry.id}",
-                    "id": entry.id,
-                    "text": entry.text,
-                    "ratings": dict(entry.ratings),
-                }
-                sample_id = record.id if wanted else f"{record.id}/{entry.id}"
-                samples.append(
-                    document_sample(record, text, document, sample_id=sample_id, answer=answer)
-                )
+            samples += candidate_samples(record, text, document, wanted=wanted)
         else:
             raise ValueError(
                 f"candidate must be 'model', 'human', 'candidates' or 'system:<id>', got "

@@ -31,7 +31,17 @@ from gem_tasks.scoring.metrics import (
 from gem_tasks.scoring.paired import PAIRED_SCORERS
 from gem_tasks.scoring.roles import to_inspect_messages
 from gem_tasks.tasks import eval_card
-from gem_tasks.tasks.samples import negatives_wanted, paper_dataset, scored_dataset
+from gem_tasks.tasks.samples import (
+    ANSWER,
+    DEMO_DATASET,
+    candidate_samples,
+    negatives_metadata,
+    negatives_wanted,
+    paper_samples,
+    scored_dataset,
+    task_records,
+)
+from scorers.data.paper_docs import paper_document
 from scorers.domains import DOMAINS
 from scorers.types import AT_TOKEN_LIMIT
 from scorers.validation.gaming import universal_review
@@ -74,6 +84,13 @@ def _other_paper_order(samples: list[Sample], seed: int) -> dict[Any, Sample]:
     return others
 
 
+PERTURB_MODES = {
+    "candidates": "what the metrics score: existing candidates where the data has them, else "
+    "the held-out human report",
+    "held_out_reference": "the held-out human report, even where candidates exist",
+}
+"""What the robustness task perturbs (``-T perturb=``)."""
+
 LEVEL_FREE = ("random_replacement", *GAMING)
 """Strategies that work on raw reviews and on judgment summaries alike."""
 
@@ -89,9 +106,17 @@ def robustness_dataset(
     negatives: int = 0,
     scorers: str | list[str] | None = None,
     scorer_options: dict[str, dict[str, Any]] | None = None,
+    perturb: str = "candidates",
 ) -> MemoryDataset:
-    """The iclr samples, each with the text to perturb (the held-out review, or its judgment
-    summary for judgment-level strategies) and another paper's held-out review."""
+    """The samples, each with the text to perturb and another input's text (for random
+    replacement). ``perturb="candidates"`` perturbs what the domain's metrics score, as the
+    Scoring Rules paper does: the existing candidates where the data has them (SummEval's system
+    summaries, LFQA-E's answers), scored against the ground-truth references, else the held-out
+    human report (a peer review, SPACE's held-out summary; or its judgment summary for
+    judgment-level strategies). ``perturb="held_out_reference"`` perturbs the held-out human
+    report even where candidates exist (scored against the other references)."""
+    if perturb not in PERTURB_MODES:
+        raise ValueError(f"perturb must be one of {list(PERTURB_MODES)}, got {perturb!r}")
     if perturbation not in PERTURBATIONS:
         raise ValueError(
             f"unknown perturbation {perturbation!r}; choose from {list(PERTURBATIONS)}"
@@ -102,24 +127,48 @@ def robustness_dataset(
         raise ValueError(f"level must be 'review' or 'judgments', got {level!r}")
     if level != spec.level and perturbation not in LEVEL_FREE:
         raise ValueError(f"{perturbation!r} works on the {spec.level} level only")
-    base = paper_dataset(
-        source,
-        references=references,
-        seed=seed,
-        max_paper_tokens=max_paper_tokens,
-        negatives=negatives,
-        scorers=scorers,
-        scorer_options=scorer_options,
-        domains=frozenset(DOMAINS),
+    path = DEMO_DATASET if source is None else source
+    records, identity = task_records(
+        path, scorers=scorers, scorer_options=scorer_options, domains=frozenset(DOMAINS)
     )
-    samples = list(base)
-    domain = samples[0].metadata.get("domain") or "peer_review"
+    domain = records[0].domain
     if domain not in spec.domains:
         raise ValueError(
             f"{perturbation!r} is written for {', '.join(sorted(spec.domains))}, and the data "
             f"is {domain}: its prompts or its reading of the text (sections, verdicts, the "
             "abstract) do not fit"
         )
+    on_candidates = perturb == "candidates" and any(r.candidates for r in records)
+    if on_candidates:
+        if level == "judgments":
+            raise ValueError(
+                f"the judgment-level {perturbation!r} perturbs judgment summaries, which the "
+                "existing candidates do not have: use level=review, or "
+                "perturb=held_out_reference"
+            )
+        samples = []
+        for record in records:
+            drawn = negatives_metadata(record, records, k=negatives, seed=seed) if negatives else []
+            text, document = paper_document(
+                record,
+                references=references,
+                seed=seed,
+                max_paper_tokens=max_paper_tokens,
+                negatives=drawn,
+                dataset=identity,
+                hold_out=not record.ground_truth,
+            )
+            samples += candidate_samples(record, text, document)
+    else:
+        samples = paper_samples(
+            records,
+            identity,
+            references=references,
+            seed=seed,
+            max_paper_tokens=max_paper_tokens,
+            negatives=negatives,
+        )
+    perturbed = "existing candidates" if on_candidates else "the held-out human report"
     others = _other_paper_order(samples, seed)
     if perturbation == "random_replacement" and any(others[s.id].id == s.id for s in samples):
         raise ValueError(
@@ -127,6 +176,8 @@ def robustness_dataset(
         )
 
     def text_of(sample: Sample) -> str:
+        if on_candidates:
+            return sample.metadata[ANSWER]["text"]
         held_out = sample.metadata["held_out"]
         if level == "judgments":
             if not held_out.get("summary"):
@@ -151,12 +202,13 @@ def robustness_dataset(
                 "other_text": text_of(others[sample.id]),
                 "other_paper_id": others[sample.id].id,
                 "split_seed": seed,
+                "perturbed": perturbed,
                 # before and after must be preprocessed the same way
                 CANDIDATE_MODE: "judgments" if level == "judgments" else "preprocess",
                 **({"universal_review": universal} if universal is not None else {}),
             }
         )
-    return MemoryDataset(samples, name=base.name, location=base.location)
+    return MemoryDataset(samples, name=Path(str(path)).stem, location=str(path))
 
 
 def paper_context(metadata: dict[str, Any]) -> PaperContext:
@@ -243,8 +295,10 @@ def robustness(
     alpha: float = 0.05,
     level: str | None = None,
     negatives: int | None = None,
+    perturb: str = "candidates",
 ) -> Task:
-    """Score every held-out human review before and after ``perturbation`` with each scorer.
+    """Score every candidate (an existing system's report, else the held-out human review)
+    before and after ``perturbation`` with each scorer.
 
     Metrics per scorer: SMD with its 95% CI, the mean paired difference, the one-sided paired
     t-test p-value in the direction that matters (decrease for degradations, increase for
@@ -272,6 +326,11 @@ def robustness(
             held-out review's judgment summary instead of its text.
         negatives: negative references per paper (see ``gem_tasks/iclr``); the same for the
             before and after scores.
+        perturb: ``candidates`` (default: what the metrics score, as the Scoring Rules paper
+            perturbs it: the existing candidates where the data has them, e.g. SummEval's
+            system summaries and LFQA-E's answers, else the held-out human report) or
+            ``held_out_reference`` (the held-out human report even where candidates exist);
+            the log's metadata and every pair's say which text was perturbed.
     """
     spec = PERTURBATIONS.get(perturbation)
     if spec is None:
@@ -289,6 +348,7 @@ def robustness(
         negatives=negatives_wanted(scorers, negatives, scorer_options=scorer_options),
         scorers=scorers,
         scorer_options=scorer_options,
+        perturb=perturb,
     )
     made = make_scorers(
         scorers,
@@ -322,6 +382,8 @@ def robustness(
         metadata={
             "perturbation": perturbation,
             "perturbation_version": spec.version,
+            "perturb": perturb,
+            "perturbed": samples[0].metadata["perturbed"],
             "kind": spec.kind,
             "expected": spec.expected,
             "level": level or spec.level,
