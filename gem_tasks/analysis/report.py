@@ -98,7 +98,7 @@ def read_validation_logs(
                         "evaluation_lm": log.eval.task_args.get("scorer_lm"),
                         "level": log.eval.task_args.get("level"),
                         # what was perturbed (logs before the choice: the held-out report)
-                        "perturbed": meta.get("perturbed", "the held-out human report"),
+                        "perturbed": meta.get("perturb_target", "the held-out human report"),
                         "created": log.eval.created,
                         "log": path,
                     }

@@ -39,7 +39,11 @@ def paired_scorer(
             return Score.unscored(
                 reason="perturbation_failed",
                 explanation=f"{name}: unscored: {failed}",
-                metadata={"metric": name, "unscored_reason": failed},
+                metadata={
+                    "metric": name,
+                    "perturb_target": state.metadata.get("perturb_target"),
+                    "unscored_reason": failed,
+                },
             )
         resources = resources_for(metric, scorer_lm, scorer_lm_args, cache_dir)
         before, _ = await score_with(metric, state, resources, candidate=state.metadata["original"])
@@ -51,7 +55,8 @@ def paired_scorer(
         ]
         metadata = {  # each side's value too: a side scored in an unscored pair is not lost
             "metric": name,
-            "perturbed": state.metadata.get("perturbed"),
+            # which text was perturbed (the robustness task's perturb_target)
+            "perturb_target": state.metadata.get("perturb_target"),
             "before": {"value": before.value, **before.metadata()},
             "after": {"value": after.value, **after.metadata()},
         }

@@ -171,7 +171,8 @@ def test_robustness_runs_the_strategies_that_fit_a_domain_and_refuses_the_others
 @pytest.mark.slow
 def test_a_perturbation_that_changes_nothing_is_unscored_with_why(tmp_path: Path):
     """Sentence deletion keeps a one-sentence answer whole: the pair would test nothing, so it
-    is unscored with the reason, never scored as a zero difference."""
+    is unscored with the reason, never scored as a zero difference (the items' three candidate
+    answers are what is perturbed, each one sentence)."""
     from gem_tasks.tasks.robustness import robustness
 
     [log] = run_eval(
@@ -186,9 +187,11 @@ def test_a_perturbation_that_changes_nothing_is_unscored_with_why(tmp_path: Path
         display="none",
     )
     assert log.status == "success", log.error
-    assert len(log.samples) == 3
+    assert len(log.samples) == 9
     for sample in log.samples:
+        assert sample.metadata["perturb_target"] == "existing candidates"
         score = sample.scores["rouge_l_paired"]
+        assert score.metadata["perturb_target"] == "existing candidates"
         assert math.isnan(score.value)
         assert score.metadata["unscored_reason"] == "'sentence_deletion' left the text unchanged"
 

@@ -656,26 +656,26 @@ def test_robustness_perturbs_the_candidates_the_metrics_score():
 
     task = robustness(dataset=str(SUMMEVAL_DEMO), perturbation="sentence_deletion", scorers="bleu")
     assert task.metadata["perturb"] == "candidates"
-    assert task.metadata["perturbed"] == "existing candidates"
+    assert task.metadata["perturb_target"] == "existing candidates"
     systems = [s for s in task.dataset]
     assert len(systems) == 3 * 16  # every article's 16 system summaries
     for sample in systems:
         assert sample.metadata["original"] == sample.metadata[ANSWER]["text"]
         assert sample.metadata[ANSWER]["source"].startswith("system:")
         assert sample.metadata["held_out"] is None  # the references are ground truth
-        assert sample.metadata["perturbed"] == "existing candidates"
+        assert sample.metadata["perturb_target"] == "existing candidates"
     held = robustness(
         dataset=str(SUMMEVAL_DEMO),
         perturbation="sentence_deletion",
         scorers="bleu",
         perturb="held_out_reference",
     )
-    assert held.metadata["perturbed"] == "the held-out human report"
+    assert held.metadata["perturb_target"] == "the held-out human report"
     assert len(held.dataset) == 3
     for sample in held.dataset:
         assert sample.metadata["original"] == sample.metadata["held_out"]["text"]
     space = robustness(dataset=str(SPACE_DEMO), perturbation="sentence_deletion", scorers="bleu")
-    assert space.metadata["perturbed"] == "the held-out human report"  # SPACE has no systems
+    assert space.metadata["perturb_target"] == "the held-out human report"  # no systems
     with pytest.raises(ValueError, match="perturb must be one of"):
         robustness(dataset=str(SUMMEVAL_DEMO), perturb="references", scorers="bleu")
     with pytest.raises(ValueError, match="existing candidates do not have"):

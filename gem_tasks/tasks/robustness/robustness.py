@@ -91,6 +91,10 @@ PERTURB_MODES = {
 }
 """What the robustness task perturbs (``-T perturb=``)."""
 
+PERTURB_TARGET = "perturb_target"
+"""Task- and sample-metadata key: which text was perturbed (``existing candidates`` or ``the
+held-out human report``)."""
+
 LEVEL_FREE = ("random_replacement", *GAMING)
 """Strategies that work on raw reviews and on judgment summaries alike."""
 
@@ -168,7 +172,7 @@ def robustness_dataset(
             max_paper_tokens=max_paper_tokens,
             negatives=negatives,
         )
-    perturbed = "existing candidates" if on_candidates else "the held-out human report"
+    target = "existing candidates" if on_candidates else "the held-out human report"
     others = _other_paper_order(samples, seed)
     if perturbation == "random_replacement" and any(others[s.id].id == s.id for s in samples):
         raise ValueError(
@@ -202,7 +206,7 @@ def robustness_dataset(
                 "other_text": text_of(others[sample.id]),
                 "other_paper_id": others[sample.id].id,
                 "split_seed": seed,
-                "perturbed": perturbed,
+                PERTURB_TARGET: target,
                 # before and after must be preprocessed the same way
                 CANDIDATE_MODE: "judgments" if level == "judgments" else "preprocess",
                 **({"universal_review": universal} if universal is not None else {}),
@@ -330,7 +334,8 @@ def robustness(
             perturbs it: the existing candidates where the data has them, e.g. SummEval's
             system summaries and LFQA-E's answers, else the held-out human report) or
             ``held_out_reference`` (the held-out human report even where candidates exist);
-            the log's metadata and every pair's say which text was perturbed.
+            the log's metadata and every pair's say which text was perturbed
+            (``perturb_target``).
     """
     spec = PERTURBATIONS.get(perturbation)
     if spec is None:
@@ -383,7 +388,7 @@ def robustness(
             "perturbation": perturbation,
             "perturbation_version": spec.version,
             "perturb": perturb,
-            "perturbed": samples[0].metadata["perturbed"],
+            PERTURB_TARGET: samples[0].metadata[PERTURB_TARGET],
             "kind": spec.kind,
             "expected": spec.expected,
             "level": level or spec.level,
