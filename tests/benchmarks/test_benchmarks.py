@@ -1252,3 +1252,40 @@ def test_scoring_rules_cost_refuses_options_for_a_metric_it_does_not_measure(tmp
              "--metric-options", '{"gppm_token": {}, "gppm_cluster": {}}']
         )  # fmt: skip
     assert not out.parent.exists()  # refused before the results folder was made
+
+
+@pytest.mark.slow
+def test_lfqa_e_smoke_run_writes_agreement_and_replacement(tmp_path: Path):
+    """The LFQA-E smoke script on a file written as LFQA-E publishes it: every pair's two answers
+    scored, the preference agreement and the random replacement SMD per metric, with a manifest."""
+    run = load_benchmark("experiments.lfqa_e_smoke.run")
+    rows = [
+        {"id": f"q{i}", "question": f"Why does thing {i} happen?",
+         "Concise_Reference": f"Thing {i} happens because of cause {i}.",
+         "student_answer_a": f"Thing {i} happens because of cause {i}, mostly.",
+         "model_answer_b": "No idea at all.",
+         "student_answer_a_vs_model_answer_b": "student_answer_a"}
+        for i in range(4)
+    ]  # fmt: skip
+    data = tmp_path / "lfqa_e.json"
+    data.write_text(json.dumps(rows))
+    out = tmp_path / "results"
+    result = run.main(["--data", str(data), "--scorers", "rouge_l", "--out", str(out)])
+    assert result["samples"] == {"agreement": 8, "replacement": 8}
+    # ROUGE-L prefers the answer that repeats the reference on every pair
+    assert result["agreement"]["rouge_l"]["preference_agreement"] == 1.0
+    # a "No idea at all." answer replaced by another question's "No idea at all." tests
+    # nothing: that pair is unscored with the reason; every other pair is scored
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    [info] = list_eval_logs(str(out / "logs" / "replacement"))
+    samples = read_eval_log(info.name).samples
+    same = [s for s in samples if s.metadata["other_text"] == s.metadata["original"]]
+    assert same and len(same) < 8
+    for sample in same:
+        reason = sample.scores["rouge_l_paired"].metadata["unscored_reason"]
+        assert reason == "random replacement drew another input's text identical to this one"
+    assert result["replacement"]["rouge_l"]["pairs"] == 8 - len(same)
+    assert "| rouge_l | 1.000 [" in (out / "results.md").read_text()
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert {"results.json", "results.md"} <= set(manifest["files"])

@@ -240,6 +240,16 @@ def perturb_review(perturbation: str) -> Solver:
             state.output = ModelOutput.from_content(model="perturbation", content="")
             state.completed = True
             return state
+        other = state.metadata.get("other_text") or ""
+        if perturbation == "random_replacement" and " ".join(other.split()) == " ".join(
+            original.split()
+        ):  # another input's text that reads the same ("No idea."): a pair that tests nothing
+            state.metadata[PERTURBATION_FAILED] = (
+                "random replacement drew another input's text identical to this one"
+            )
+            state.output = ModelOutput.from_content(model="perturbation", content="")
+            state.completed = True
+            return state
         outputs: dict[str, str] = {}
         requests = llm_requests(perturbation, original, paper=paper_context(state.metadata))
         for key, conversation in requests.items():
