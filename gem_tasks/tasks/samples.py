@@ -40,6 +40,7 @@ __all__ = [
     "paper_dataset",
     "paper_input",
     "paper_samples",
+    "record_document",
     "record_to_sample",
     "refuse_unservable",
     "scored_dataset",
@@ -236,6 +237,31 @@ def paper_samples(
         )
         for r in records
     ]
+
+
+def record_document(
+    record: PaperRecord,
+    records: Sequence[PaperRecord],
+    *,
+    references: int,
+    seed: int,
+    max_paper_tokens: int,
+    negatives: int = 0,
+    dataset: Mapping[str, Any] | None = None,
+    hold_out: bool = True,
+) -> tuple[str, dict[str, Any]]:
+    """A record's input text and document (:func:`scorers.data.paper_docs.paper_document`) with
+    ``negatives`` reports of other records of ``records`` drawn for it."""
+    drawn = negatives_metadata(record, list(records), k=negatives, seed=seed) if negatives else []
+    return paper_document(
+        record,
+        references=references,
+        seed=seed,
+        max_paper_tokens=max_paper_tokens,
+        negatives=drawn,
+        dataset=dataset,
+        hold_out=hold_out,
+    )
 
 
 def candidate_samples(

@@ -34,12 +34,11 @@ from gem_tasks.tasks.samples import (
     candidate_samples,
     document_sample,
     human_answer,
-    negatives_metadata,
     negatives_wanted,
+    record_document,
     stored_answer,
     task_records,
 )
-from scorers.data.paper_docs import paper_document
 from scorers.data.records import PaperRecord, RecordError
 from scorers.data.sources.summaries import load_judgment_records
 from scorers.domains import domain as get_domain
@@ -66,13 +65,13 @@ def judgment_dataset(
     answer) no report is held out but for the human baseline, which needs two or more."""
     samples = []
     for record in records:
-        drawn = negatives_metadata(record, records, k=negatives, seed=seed) if negatives else []
-        text, document = paper_document(
+        text, document = record_document(
             record,
+            records,
             references=references,
             seed=seed,
             max_paper_tokens=max_input_tokens,
-            negatives=drawn,
+            negatives=negatives,
             hold_out=candidate == "human" or not record.ground_truth,
         )
         if candidate == "model":

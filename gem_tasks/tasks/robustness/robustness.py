@@ -35,13 +35,12 @@ from gem_tasks.tasks.samples import (
     ANSWER,
     DEMO_DATASET,
     candidate_samples,
-    negatives_metadata,
     negatives_wanted,
     paper_samples,
+    record_document,
     scored_dataset,
     task_records,
 )
-from scorers.data.paper_docs import paper_document
 from scorers.domains import DOMAINS
 from scorers.types import AT_TOKEN_LIMIT
 from scorers.validation.gaming import universal_review
@@ -152,13 +151,13 @@ def robustness_dataset(
             )
         samples = []
         for record in records:
-            drawn = negatives_metadata(record, records, k=negatives, seed=seed) if negatives else []
-            text, document = paper_document(
+            text, document = record_document(
                 record,
+                records,
                 references=references,
                 seed=seed,
                 max_paper_tokens=max_paper_tokens,
-                negatives=drawn,
+                negatives=negatives,
                 dataset=identity,
                 hold_out=not record.ground_truth,
             )
