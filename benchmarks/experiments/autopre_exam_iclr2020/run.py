@@ -2,12 +2,12 @@
 SmolLM2-135M under the three pairwise prompt variants (``before``, ``after``, ``expert``) as the
 candidate judges; the exam table, the thresholds and the panel.
 
-Data: the GPPM authors' ICLR 2020 papers (``../shared/data/iclr2020_gppm/iclr2020_papers.jsonl``;
-not shipped). Each exam paper gives one consistency pair, one pertinence pair, one easy and one
-hard self-confidence pair (``gem_tasks/autopre_exam``), every pair judged in both orders by every
-judge. Two ways for the local judge to answer (``-T local_answers``): ``generate`` (the paper's:
-the reply must start with "one"/"two") and ``forced`` (the more probable of the two first tokens,
-teacher-forced; a documented departure for small models).
+Data: the GPPM authors' ICLR 2020 papers as canonical records, given with ``--data`` (not shipped
+with the package). Each exam paper gives one consistency pair, one pertinence pair, one easy and
+one hard self-confidence pair (``gem_tasks/autopre_exam``), every pair judged in both orders by
+every judge. Two ways for the local judge to answer (``-T local_answers``): ``generate`` (the
+paper's: the reply must start with "one"/"two") and ``forced`` (the more probable of the two first
+tokens, teacher-forced; a documented departure for small models).
 
     python -m benchmarks.experiments.autopre_exam_iclr2020.run --items 50 --answers forced,generate
     # report existing logs only:
@@ -158,7 +158,7 @@ def main(argv: list[str] | None = None) -> None:
     timings: dict[str, float] = {}
     if args.from_logs is None:
         if not args.data.exists():
-            raise SystemExit(f"{args.data}: not found (the shared data is not in this checkout)")
+            raise SystemExit(f"{args.data}: not found (pass the records with --data)")
         settings = {"data": str(args.data), "items": args.items, "judges": args.judges}
         journal = Journal(provenance, settings=settings, fresh=args.fresh, logs=args.out / "logs")
         for mode in modes:

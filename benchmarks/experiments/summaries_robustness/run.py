@@ -8,8 +8,8 @@ surface report (from the article's lead; for SPACE from the aspect), ultra-conci
 (degradations) and rephrasing (a manipulation). A pair whose perturbation left the text
 unchanged (the 135M model often echoes it) is unscored with that reason and counted.
 
-Data: ``../shared/data/summeval/summeval_60docs.jsonl`` and
-``../shared/data/space/space_dev_refs.jsonl`` as they are (MIT).
+Data: SummEval's 60 annotated articles and SPACE's development summaries as published (MIT),
+given with ``--summeval-data`` and ``--space-data`` (not shipped with the package).
 
     python -m benchmarks.experiments.summaries_robustness.run --summeval 20 --space 50
 
@@ -127,6 +127,10 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--summeval", type=int, default=20, help="SummEval articles scored")
     parser.add_argument("--space", type=int, default=50, help="SPACE hotel aspects scored")
+    parser.add_argument(
+        "--summeval-data", type=Path, default=DATA["summeval"], help="SummEval's file"
+    )
+    parser.add_argument("--space-data", type=Path, default=DATA["space"], help="SPACE's file")
     parser.add_argument("--scorer-lm", default="embedded")
     parser.add_argument(
         "--model",
@@ -141,10 +145,11 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--out", type=Path, default=HERE / "results")
     args = parser.parse_args(argv)
-    missing = [str(p) for p in DATA.values() if not p.exists()]
+    data = {"summeval": args.summeval_data, "space": args.space_data}
+    missing = [str(p) for p in data.values() if not p.exists()]
     if missing:
-        raise SystemExit(f"not found (the shared data is not in this checkout): {missing}")
-    provenance = Run(args.out, data=list(DATA.values()), settings=vars(args))
+        raise SystemExit(f"not found (pass --summeval-data / --space-data): {missing}")
+    provenance = Run(args.out, data=list(data.values()), settings=vars(args))
     timings = {}
     done: list[dict[str, Any]] = []
     for name, limit in (("summeval", args.summeval), ("space", args.space)):
@@ -153,7 +158,7 @@ def main(argv: list[str] | None = None) -> None:
             [log] = inspect_eval(
                 robustness(
                     perturbation=strategy,
-                    dataset=str(DATA[name]),
+                    dataset=str(data[name]),
                     scorers=SCORERS[name],
                     references=1,
                     scorer_lm=args.scorer_lm,
