@@ -6,7 +6,8 @@ slugged as GitHub slugs headings. Links to http(s) and mailto addresses are not 
 The site's build checks its own links (``test_the_site_builds_strictly``), but through the
 mkdocs hook (``docs/hooks.py``), which maps ``docs/X`` to ``X``: a link written for the site's
 layout can work there and be broken on GitHub. This test reads the files as GitHub does. The
-files are those of the words test (``doc_sources.py``: results folders left out).
+files are those of the words test (``user_markdown`` in ``tests/conftest.py``: results folders
+left out).
 """
 
 from __future__ import annotations
@@ -17,9 +18,7 @@ import subprocess
 from pathlib import Path
 from urllib.parse import unquote
 
-from doc_sources import user_markdown, without_code_blocks
-
-from conftest import REPO
+from conftest import REPO, user_markdown, without_code_blocks
 
 LINK = re.compile(
     r"!?\[(?:[^\[\]]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\)"
