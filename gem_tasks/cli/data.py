@@ -1,7 +1,8 @@
-"""``gem-tasks data``: build GRE-bench datasets from OpenReview and convert public releases.
+"""``gem-tasks data``: fetch the public datasets the evidence uses, build GRE-bench datasets
+from OpenReview and convert public releases.
 
-``add_data_commands(subparsers)`` registers ``data build`` and ``data convert`` on the
-``gem-tasks`` parser; :func:`main` runs them on their own (``python -m gem_tasks.cli.data``).
+``add_data_commands(subparsers)`` registers ``data fetch``, ``data build`` and ``data convert``
+on the ``gem-tasks`` parser; :func:`main` runs them on their own (``python -m gem_tasks.cli.data``).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -163,13 +165,81 @@ def _convert(args: argparse.Namespace) -> int:
     return _report(result)
 
 
+def _fetch(args: argparse.Namespace) -> int:
+    from scorers.data.fetch import FetchError, fetch_dataset, fetch_order, fetched
+    from scorers.data.records import RecordError
+
+    try:
+        order = fetch_order(args.names)
+    except KeyError as exc:
+        return _fail("fetch", ValueError(exc.args[0]))
+    for entry in order:
+        if fetched(entry, args.out):
+            print(f"{entry.name}: already in {args.out / entry.folder}")
+            continue
+        try:
+            folder = fetch_dataset(
+                entry.name, args.out, mirror=args.mirror, progress=not args.quiet
+            )
+        except (FetchError, RecordError) as exc:
+            return _fail("fetch", exc)
+        print(f"{entry.name}: {folder} (see {folder / 'SOURCE.md'})")
+    return 0
+
+
+def _fetch_epilog() -> str:
+    from scorers.data.fetch import DATASETS
+
+    width = max(len(entry.name) for entry in DATASETS)
+    lines = ["datasets:"]
+    for entry in DATASETS:
+        lines += textwrap.wrap(
+            entry.summary,
+            width=88,
+            initial_indent=f"  {entry.name:<{width}}  ",
+            subsequent_indent=" " * (width + 4),
+        )
+    lines += [f"  {'all':<{width}}  every dataset above"]
+    return "\n".join(lines)
+
+
 def add_data_commands(subparsers: Any) -> None:
-    """Register ``data build`` and ``data convert`` on a parser's subparsers; each sets
-    ``run`` to a function of the parsed arguments returning the exit status."""
+    """Register ``data fetch``, ``data build`` and ``data convert`` on a parser's subparsers;
+    each sets ``run`` to a function of the parsed arguments returning the exit status."""
     data = subparsers.add_parser(
-        "data", help="build GRE-bench datasets from OpenReview, convert public releases"
+        "data",
+        help="fetch the public datasets, build GRE-bench datasets from OpenReview, convert "
+        "public releases",
     )
     commands = data.add_subparsers(dest="data_command", required=True)
+
+    fetch = commands.add_parser(
+        "fetch",
+        help="download a public dataset the evidence uses and convert it for the tasks",
+        description="Download each named dataset from where it is published (a repository "
+        "pinned to a commit; every file's sha256 checked where its bytes are known), convert "
+        "it to the files the tasks and experiments read, check those against the pinned "
+        "outputs, and write its LICENSE and SOURCE.md (source, licence, attribution) beside "
+        "them, in OUT/<dataset folder>. A stopped fetch resumes; a dataset already fetched "
+        "intact is left as it is.",
+        epilog=_fetch_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    fetch.add_argument("names", nargs="+", metavar="NAME", help="datasets to fetch (see below)")
+    fetch.add_argument(
+        "--out",
+        type=Path,
+        default=Path("data"),
+        help="the data folder (default ./data, where the experiments look)",
+    )
+    fetch.add_argument(
+        "--mirror",
+        metavar="URL",
+        help="fetch from a copy laid out as <owner>/<repository>/<commit>/<path> instead of "
+        "raw.githubusercontent.com",
+    )
+    fetch.add_argument("--quiet", action="store_true", help="no progress bar")
+    fetch.set_defaults(run=_fetch)
 
     build = commands.add_parser(
         "build",
@@ -260,7 +330,8 @@ def add_data_commands(subparsers: Any) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``data build`` / ``data convert`` without the rest of the CLI; returns the status."""
+    """Run ``data fetch`` / ``build`` / ``convert`` without the rest of the CLI; returns the
+    status."""
     parser = argparse.ArgumentParser(prog="gem-tasks")
     commands = parser.add_subparsers(dest="command", required=True)
     add_data_commands(commands)

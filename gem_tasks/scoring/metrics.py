@@ -297,8 +297,10 @@ def preference_agreement() -> Metric:
     preferred answer scores better, 1/2 for a tie, 0 otherwise; the share over the pairs
     (``preference_agreement``, the headline, a corpus statistic), its 95% percentile interval
     over 2,000 bootstrap resamples of the pairs (``preference_agreement_ci95_lower`` /
-    ``_upper``) and the number of pairs (``preference_pairs``). A pair with an unscored side is
-    left out; an input with another number of rated candidates is an error."""
+    ``_upper``) and the number of pairs (``preference_pairs``). A pair the annotator judged a
+    tie (both rated 1/2) orders nothing: it is counted in ``preference_ties``, not in the
+    share. A pair with an unscored side is left out; an input with another number of rated
+    candidates is an error."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
         by_input: dict[str, list[tuple[float, float]]] = {}
@@ -313,13 +315,17 @@ def preference_agreement() -> Metric:
             value = float(sample.score.as_float())
             by_input.setdefault(key, []).append((float(ratings[PREFERENCE]), value))
         pairs = []
+        ties = 0
         for key, rated in by_input.items():
             if len(rated) == 1:  # the other answer was unscored (Inspect leaves it out)
                 continue
+            if len(rated) == 2 and [r for r, _ in rated] == [0.5, 0.5]:
+                ties += 1  # the annotator preferred neither
+                continue
             if len(rated) != 2 or {r for r, _ in rated} != {0.0, 1.0}:
                 raise ValueError(
-                    f"input {key!r}: a preference pair needs two candidates rated 1 and 0, got "
-                    f"{sorted(r for r, _ in rated)}"
+                    f"input {key!r}: a preference pair needs two candidates rated 1 and 0 "
+                    f"(or 1/2 and 1/2, a tie), got {sorted(r for r, _ in rated)}"
                 )
             preferred = next(v for r, v in rated if r == 1.0)
             other = next(v for r, v in rated if r == 0.0)
@@ -336,6 +342,7 @@ def preference_agreement() -> Metric:
             "preference_agreement_ci95_lower": low,
             "preference_agreement_ci95_upper": high,
             "preference_pairs": float(len(pairs)),
+            "preference_ties": float(ties),
         }
 
     return compute

@@ -36,7 +36,8 @@ from scorers.data.sources.openreview.forms import detect_form, format_sections
 from scorers.data.sources.openreview.ratelimit import call_with_backoff, retry_after_seconds
 from scorers.data.sources.openreview.sampling import select_papers, select_reviews
 
-GEM_RELEASE = REPO.parent / "shared/data/iclr2023_gem/iclr2023_reviews.jsonl"
+# the release as `gem-tasks data fetch iclr2023-gem` writes it from the repository root
+GEM_RELEASE = REPO / "data/iclr2023_gem/iclr2023_reviews.jsonl"
 
 
 # --------------------------------------------------------------------------- generated PDFs
@@ -760,7 +761,10 @@ def test_empty_reviews_and_paper_texts_are_never_sent_to_the_generator(tmp_path)
 # --------------------------------------------------------------------------- gem-tasks data convert
 
 
-@pytest.mark.skipif(not GEM_RELEASE.exists(), reason="GEM release data not present")
+@pytest.mark.skipif(
+    not GEM_RELEASE.exists(),
+    reason="the GEM release is not fetched (gem-tasks data fetch iclr2023-gem)",
+)
 def test_convert_gem_release_slice_through_the_cli(tmp_path, capsys):
     lines = GEM_RELEASE.read_text(encoding="utf-8").splitlines()[:6]
     source = tmp_path / "slice.jsonl"

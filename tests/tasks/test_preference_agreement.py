@@ -45,6 +45,17 @@ def test_agreement_by_hand():
     assert list(found)[0] == "preference_agreement"  # the headline first
 
 
+def test_a_pair_the_annotator_called_a_tie_is_counted_apart():
+    scores = [
+        _score("q1", 1, 0.9), _score("q1", 0, 0.1),  # right: 1
+        _score("q2", 0.5, 0.4), _score("q2", 0.5, 0.9),  # the annotator's tie: no order
+        _score("q3", 1, 0.2), _score("q3", 0, 0.8),  # wrong: 0
+    ]  # fmt: skip
+    found = preference_agreement()(scores)
+    assert found["preference_agreement"] == pytest.approx(0.5)
+    assert (found["preference_pairs"], found["preference_ties"]) == (2, 1)
+
+
 def test_a_lower_is_better_metric_agrees_when_the_preferred_answer_scores_lower():
     # the focus KL: lower is better, so the preferred answer's lower KL is agreement
     scores = [_score("q1", 1, 0.1, "br_weakness_kl"), _score("q1", 0, 0.9, "br_weakness_kl")]

@@ -34,13 +34,13 @@ from typing import Any
 from inspect_ai.log import list_eval_logs, read_eval_log
 
 from benchmarks.common.manifest import Run
-from benchmarks.common.paths import SHARED_DATA
+from benchmarks.common.paths import DATA, missing_data
 from benchmarks.common.resumable import Journal, add_fresh_option, run_row
 from gem_tasks.tasks.autopre_exam import autopre_exam, qualification_from_log
 from gem_tasks.tasks.autopre_exam.autopre_exam import DEFAULT_JUDGES
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_DATA = SHARED_DATA / "iclr2020_gppm" / "iclr2020_papers.jsonl"
+DEFAULT_DATA = DATA / "iclr2020_gppm" / "iclr2020_papers.jsonl"
 EXAMS = ("consistency", "pertinence", "self_confidence")
 
 
@@ -158,7 +158,7 @@ def main(argv: list[str] | None = None) -> None:
     timings: dict[str, float] = {}
     if args.from_logs is None:
         if not args.data.exists():
-            raise SystemExit(f"{args.data}: not found (pass the records with --data)")
+            raise SystemExit(missing_data(args.data))
         settings = {"data": str(args.data), "items": args.items, "judges": args.judges}
         journal = Journal(provenance, settings=settings, fresh=args.fresh, logs=args.out / "logs")
         for mode in modes:

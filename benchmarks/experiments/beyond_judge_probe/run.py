@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common.manifest import Run
-from benchmarks.common.paths import SHARED_DATA
+from benchmarks.common.paths import DATA, missing_data
 from scorers.data.sources.gem_release import gem_release_records
 from scorers.lm.answers import YES_NO_SETTINGS, parse_yes_no
 from scorers.lm.asking import ask_many
@@ -48,7 +48,7 @@ from scorers.metrics.beyond.common import JUDGE_ROLE
 from scorers.resources import Resources
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_DATA = SHARED_DATA / "iclr2023_gem" / "iclr2023_reviews.jsonl"
+DEFAULT_DATA = DATA / "iclr2023_gem" / "iclr2023_reviews.jsonl"
 FIELDS = {"weaknesses": "criticizes", "strengths": "appreciates"}
 EXPECTED = {"same": True, "same_review": False, "other_paper": False}
 
@@ -163,7 +163,7 @@ def main(argv: list[str] | None = None, *, resources: Resources | None = None) -
     parser.add_argument("--out", type=Path, default=HERE / "results")
     args = parser.parse_args(argv)
     if not args.data.exists():
-        raise SystemExit(f"{args.data}: not found (the shared review data is not in this checkout)")
+        raise SystemExit(missing_data(args.data))
     provenance = Run(args.out, data=[args.data], settings=vars(args))
     pairs = probe_pairs(gem_release_records(args.data), reviews=args.reviews, seed=args.seed)
     resources = resources or Resources(evaluation_lm=args.scorer_lm)

@@ -2,7 +2,8 @@
 judge and both Binoculars models: the human row vs the embedded model's own reviews vs random
 replacement, per metric, with the cost per review.
 
-Data: the GPPM authors' ICLR 2020 papers (``../shared/data/iclr2020_gppm/iclr2020_papers.jsonl``;
+Data: the GPPM authors' ICLR 2020 papers (``data/iclr2020_gppm/iclr2020_papers.jsonl``, written by
+``gem-tasks data fetch``;
 free-form reviews with ratings 1/3/6/8, abstracts, no paper text; not shipped). Per paper one
 review is held out (seed 0) and every other review is an expert. Three runs:
 
@@ -40,7 +41,7 @@ import numpy as np
 
 from benchmarks.common.manifest import Run
 from benchmarks.common.model_options import add_model_options, lm_args, model_options
-from benchmarks.common.paths import SHARED_DATA
+from benchmarks.common.paths import DATA, missing_data
 from benchmarks.common.records import write_records
 from benchmarks.common.resumable import Journal, add_fresh_option, finished_log, run_row
 from gem_tasks.tasks.review_quality import review_quality
@@ -49,7 +50,7 @@ from gem_tasks.tasks.robustness import robustness
 from scorers.validation.statistics import mean_confidence_interval
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_DATA = SHARED_DATA / "iclr2020_gppm" / "iclr2020_papers.jsonl"
+DEFAULT_DATA = DATA / "iclr2020_gppm" / "iclr2020_papers.jsonl"
 SCORERS = f"{DEFAULT_SCORERS},br_binoculars"
 BINOCULARS = {"br_binoculars": {"observer": "embedded", "performer": "embedded"}}
 
@@ -187,7 +188,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if unknown := sorted(set(runs) - set(RUNS)):
         raise SystemExit(f"--runs: unknown run(s) {unknown}; choose from {list(RUNS)}")
     if not args.data.exists():
-        raise SystemExit(f"{args.data}: not found (the shared review data is not in this checkout)")
+        raise SystemExit(missing_data(args.data))
     provenance = Run(args.out, data=[args.data], settings=vars(args))
     settings = {  # what decides the numbers: a resume with others is refused
         "data": str(args.data),

@@ -44,7 +44,7 @@ from inspect_ai.log import read_eval_log
 
 from benchmarks.common.manifest import Run
 from benchmarks.common.model_options import add_model_options, lm_args, model_options
-from benchmarks.common.paths import SHARED_DATA
+from benchmarks.common.paths import DATA, missing_data
 from benchmarks.common.resumable import (
     Journal,
     JournalRecord,
@@ -63,13 +63,13 @@ HERE = Path(__file__).resolve().parent
 SETS = {
     "iclr2020": (
         "records",
-        SHARED_DATA / "iclr2020_gppm" / "iclr2020_papers.jsonl",
-        SHARED_DATA / "decisions" / "iclr2020_decisions.csv",
+        DATA / "iclr2020_gppm" / "iclr2020_papers.jsonl",
+        DATA / "decisions" / "iclr2020_decisions.csv",
     ),
     "iclr2023": (
         "gem-release",
-        SHARED_DATA / "iclr2023_gem" / "iclr2023_reviews.jsonl",
-        SHARED_DATA / "decisions" / "iclr2023_decisions.csv",
+        DATA / "iclr2023_gem" / "iclr2023_reviews.jsonl",
+        DATA / "decisions" / "iclr2023_decisions.csv",
     ),
 }
 SCORERS = (
@@ -172,7 +172,7 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit("--board-only reads the model row's log, which --fresh would remove")
     missing = [str(p) for n in names for p in SETS[n][1:] if not p.exists()]
     if missing:
-        raise SystemExit(f"not found (the shared data is not in this checkout): {missing}")
+        raise SystemExit("\n".join(missing_data(path) for path in missing))
     for name in names:
         if args.board_only:
             rebuild_set(name, args)

@@ -4,7 +4,8 @@ fine-tune of the embedded SmolLM2-135M-Instruct on ICLR 2023 papers, then GEM's 
 training papers.
 
 Data: the GEM authors' released ICLR 2023 reviews with their GPT-4o judgment summaries
-(``../shared/data/iclr2023_gem/iclr2023_reviews.jsonl``, not shipped). The release has no
+(``data/iclr2023_gem/iclr2023_reviews.jsonl``, written by
+``gem-tasks data fetch``). The release has no
 abstracts, so App. E's GEM-S pairs cannot be built and GEM-S is not validated: the data builder
 reports every paper as GEM-only. As in ``benchmarks/experiments/validation_iclr2023/run.py``,
 the summaries stand in for the preprocessing and the degradations are judgment-level (judgment
@@ -45,7 +46,7 @@ from pathlib import Path
 from inspect_ai import eval as inspect_eval
 
 from benchmarks.common.manifest import Run
-from benchmarks.common.paths import SHARED_DATA
+from benchmarks.common.paths import DATA, missing_data
 from gem_tasks.analysis.report import write_report
 from gem_tasks.tasks.robustness import robustness
 from scorers.data.records import load_records
@@ -61,7 +62,7 @@ from scorers.finetune.train import INFO_FILE, LOG_FILE, LoraSettings, train_adap
 from scorers.lm.embedded import materialize_embedded
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_DATA = SHARED_DATA / "iclr2023_gem" / "iclr2023_reviews.jsonl"
+DEFAULT_DATA = DATA / "iclr2023_gem" / "iclr2023_reviews.jsonl"
 
 STRATEGIES = ("judgment_deletion", "random_replacement")
 REPORTED = ("smd", "smd_ci95_lower", "smd_ci95_upper", "paired_p", "verdict")
@@ -110,7 +111,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=HERE / "results")
     args = parser.parse_args(argv)
     if not args.data.exists():
-        raise SystemExit(f"{args.data}: not found (the shared review data is not in this checkout)")
+        raise SystemExit(missing_data(args.data))
     provenance = Run(args.out, data=[args.data], settings=vars(args))
     timings: dict[str, float] = {}
     results: dict[str, object] = {"settings": vars(args) | {"data": str(args.data)}}

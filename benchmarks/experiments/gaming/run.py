@@ -2,7 +2,8 @@
 preprocessor: can a model under test raise GEM, GEM-S or GEM-raw without writing a better review?
 
 Data: the GPPM authors' 300 ICLR 2020 papers with abstracts and raw reviews
-(``../shared/data/iclr2020_gppm/iclr2020_papers.jsonl``; not shipped with the package). Every
+(``data/iclr2020_gppm/iclr2020_papers.jsonl``, written by
+``gem-tasks data fetch``). Every
 strategy of ``scorers.validation.perturbations.GAMING`` is applied to each paper's held-out human
 review at the review level (the gamed text is preprocessed again by the evaluation LM, like any
 review), and scored before and after against the same two references by ``gem_tasks/robustness``.
@@ -38,7 +39,7 @@ import numpy as np
 from inspect_ai.log import list_eval_logs, read_eval_log
 
 from benchmarks.common.manifest import Run, files_named_in
-from benchmarks.common.paths import SHARED_DATA
+from benchmarks.common.paths import DATA, missing_data
 from benchmarks.common.records import write_records
 from benchmarks.common.resumable import Journal, add_fresh_option, run_row
 from gem_tasks.analysis.report import write_report
@@ -50,8 +51,8 @@ from scorers.validation.perturbations import GAMING
 from scorers.validation.statistics import mean_confidence_interval, paired_comparison
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_DATA = SHARED_DATA / "iclr2020_gppm" / "iclr2020_papers.jsonl"
-DEFAULT_RELEASE = SHARED_DATA / "iclr2023_gem" / "iclr2023_reviews.jsonl"
+DEFAULT_DATA = DATA / "iclr2020_gppm" / "iclr2020_papers.jsonl"
+DEFAULT_RELEASE = DATA / "iclr2023_gem" / "iclr2023_reviews.jsonl"
 SCORERS = ("gem", "gem_s", "gem_raw", "bleu", "rouge_l", "bertscore", "bartscore_f1")
 NEEDS_ABSTRACT = ("abstract_copy", "paper_copy")
 
@@ -229,7 +230,7 @@ def main(argv: list[str] | None = None) -> None:
         "summaries, no generation (GEM only: no abstracts, so no GEM-S, abstract_copy or "
         "paper_copy)",
     )
-    parser.add_argument("--data", type=Path, help="default: the shared file for --level")
+    parser.add_argument("--data", type=Path, help="default: the fetched file for --level")
     parser.add_argument("--papers", type=int, default=100)
     parser.add_argument("--scorer-lm", default="embedded")
     parser.add_argument(
@@ -284,7 +285,7 @@ def main(argv: list[str] | None = None) -> None:
     if judgments:
         args.skip_model = True  # the model's own reviews would need rewriting by the LM
     if not args.data.exists():
-        raise SystemExit(f"{args.data}: not found (the shared review data is not in this checkout)")
+        raise SystemExit(missing_data(args.data))
     inputs = [args.data, *files_named_in(args.scorer_options)]  # a fit file, say
     provenance = Run(args.out, data=inputs, settings=vars(args))
     settings = {  # what decides the numbers: a resume with others is refused

@@ -23,13 +23,13 @@ from typing import Any
 from inspect_ai import eval as inspect_eval
 
 from benchmarks.common.manifest import Run
-from benchmarks.common.paths import SHARED_DATA
+from benchmarks.common.paths import DATA, missing_data
 from gem_tasks.tasks.judgments import judgments
 from gem_tasks.tasks.robustness import robustness
 from scorers.registry import resolve_metric_names
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_DATA = SHARED_DATA / "lfqa_e" / "lfqa_e_en_sample.json"
+DEFAULT_DATA = DATA / "lfqa_e" / "lfqa_e_en_sample.json"
 SCORERS = "gem_raw,rouge_l,bleu"
 
 
@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parser.parse_args(argv)
     resolve_metric_names(args.scorers)  # an unknown name fails before any work
     if not args.data.exists():
-        raise SystemExit(f"{args.data}: not found")
+        raise SystemExit(missing_data(args.data))
     provenance = Run(args.out, data=[args.data], settings=vars(args))
     started = time.perf_counter()
     [agreement] = inspect_eval(

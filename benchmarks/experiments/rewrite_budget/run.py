@@ -2,7 +2,8 @@
 limit grew with the review: the old rule gave every review 256 new tokens; the new one gives a
 review room by its length (``scorers.text.judgments.rewrite_budget``).
 
-A sample of real reviews (default: the shared ICLR 2020 set) is rewritten by the evaluation LM
+A sample of real reviews (default: the ICLR 2020 set of ``gem-tasks data fetch iclr2020-gppm``)
+is rewritten by the evaluation LM
 (default the embedded SmolLM2-135M) exactly as the metrics rewrite them, first under the old
 fixed limit, then under the new budgets (greedy decoding: a review whose budget stays 256 gets
 the same reply, from the cache). Reported per rule: rewrites, how many stopped at their limit,
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.common.manifest import Run
-from benchmarks.common.paths import SHARED_DATA
+from benchmarks.common.paths import DATA, missing_data
 from scorers.data.records import load_records
 from scorers.lm.base import hit_limit
 from scorers.resources import Resources
@@ -40,7 +41,7 @@ from scorers.text.judgments import (
 )
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_DATA = SHARED_DATA / "iclr2020_gppm" / "iclr2020_papers.jsonl"
+DEFAULT_DATA = DATA / "iclr2020_gppm" / "iclr2020_papers.jsonl"
 OLD_LIMIT = 256
 
 
@@ -158,7 +159,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--out", type=Path, default=HERE / "results")
     args = parser.parse_args(argv)
     if not args.data.exists():
-        raise SystemExit(f"{args.data}: not found (the shared ICLR 2020 set, or pass --data)")
+        raise SystemExit(missing_data(args.data))
     provenance = Run(
         args.out, data=[args.data], settings=vars(args)
     )  # provenance as the run starts

@@ -36,7 +36,7 @@ from typing import Any
 from inspect_ai import eval as inspect_eval
 
 from benchmarks.common.manifest import Run
-from benchmarks.common.paths import SHARED_DATA
+from benchmarks.common.paths import DATA, missing_data
 from gem_tasks.analysis.report import write_report
 from gem_tasks.tasks.robustness import robustness
 from scorers.validation.perturbations import PERTURBATIONS
@@ -44,8 +44,8 @@ from scorers.validation.perturbations.rewriting import ultra_concise_cap
 
 HERE = Path(__file__).resolve().parent
 DATA = {
-    "summeval": SHARED_DATA / "summeval" / "summeval_60docs.jsonl",
-    "space": SHARED_DATA / "space" / "space_dev_refs.jsonl",
+    "summeval": DATA / "summeval" / "summeval_60docs.jsonl",
+    "space": DATA / "space" / "space_dev_refs.jsonl",
 }
 STRATEGIES = (
     "sentence_deletion",
@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> None:
     data = {"summeval": args.summeval_data, "space": args.space_data}
     missing = [str(p) for p in data.values() if not p.exists()]
     if missing:
-        raise SystemExit(f"not found (pass --summeval-data / --space-data): {missing}")
+        raise SystemExit("\n".join(missing_data(path) for path in missing))
     provenance = Run(args.out, data=list(data.values()), settings=vars(args))
     timings = {}
     done: list[dict[str, Any]] = []

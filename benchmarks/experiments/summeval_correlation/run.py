@@ -5,7 +5,8 @@ task's ``rating_spearman`` metric) and at the system level (the 16 systems as le
 each metric's per-system mean against the systems' mean expert ratings, as SummEval reports:
 ``gem-tasks leaderboard --against rating_<dimension>``).
 
-Data: ``../shared/data/summeval/summeval_60docs.jsonl`` (60 articles, 11 human summaries and 16
+Data: ``data/summeval/summeval_60docs.jsonl``, written by
+``gem-tasks data fetch`` (60 articles, 11 human summaries and 16
 rated systems each; MIT). Each system summary is scored against one human reference summary
 (the paper's setting, ``references=1``), the article as θ for GEM-S.
 
@@ -33,7 +34,7 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.log import read_eval_log
 
 from benchmarks.common.manifest import Run
-from benchmarks.common.paths import SHARED_DATA
+from benchmarks.common.paths import DATA, missing_data
 from gem_tasks.analysis.leaderboard.compare import compare_logs
 from gem_tasks.analysis.leaderboard.correlate import correlate, write_correlations
 from gem_tasks.analysis.leaderboard.logs import RATING_PREFIX
@@ -44,7 +45,7 @@ from scorers.data.sources.summaries import SUMMEVAL_DIMENSIONS
 from scorers.registry import resolve_metric_names
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_DATA = SHARED_DATA / "summeval" / "summeval_60docs.jsonl"
+DEFAULT_DATA = DATA / "summeval" / "summeval_60docs.jsonl"
 SCORERS = "gem_raw,gem,gem_s,bleu,rouge_l,bertscore,bartscore_f1"
 
 
@@ -139,7 +140,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     )
     args = parser.parse_args(argv)
     if not args.data.exists():
-        raise SystemExit(f"{args.data}: not found (the shared SummEval file is not here)")
+        raise SystemExit(missing_data(args.data))
     provenance = Run(args.out, data=[args.data], settings={**vars(args)})
     metrics = resolve_metric_names(args.scorers)  # aliases (tvd_mi) as the log names them
     if args.from_log is not None:

@@ -2,7 +2,8 @@
 layout): do GEM, GEM-S, GEM-raw and every baseline penalise degraded reviews?
 
 Data: the GPPM authors' 300 ICLR 2020 papers with abstracts and raw reviews
-(``../shared/data/iclr2020_gppm/iclr2020_papers.jsonl``; not shipped with the package), the
+(``data/iclr2020_gppm/iclr2020_papers.jsonl``, written by
+``gem-tasks data fetch``), the
 first ``--papers`` of them with the same records file, split and references as the red-team
 benchmark (``benchmarks/experiments/gaming/run.py``), so the score cache's reference rewrites are
 shared.
@@ -35,7 +36,7 @@ import json
 from pathlib import Path
 
 from benchmarks.common.manifest import Run, files_named_in
-from benchmarks.common.paths import SHARED_DATA
+from benchmarks.common.paths import DATA, missing_data
 from benchmarks.common.records import write_records
 from benchmarks.common.resumable import Journal, add_fresh_option, run_row
 from gem_tasks.analysis.report import write_report
@@ -45,7 +46,7 @@ from scorers.registry import resolve_metric_names
 from scorers.validation.perturbations import PERTURBATIONS
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_DATA = SHARED_DATA / "iclr2020_gppm" / "iclr2020_papers.jsonl"
+DEFAULT_DATA = DATA / "iclr2020_gppm" / "iclr2020_papers.jsonl"
 SCORERS = "gem,gem_s,gem_raw,bleu,rouge_l,bertscore,bartscore_f1,lm_examiner"
 """GEM, GEM-S, GEM-raw and every baseline of the GEM paper (§5.1)."""
 STRATEGIES = ("sentence_deletion", "random_replacement", "elongation_fixed")
@@ -82,7 +83,7 @@ def main(argv: list[str] | None = None) -> None:
     except ValueError as exc:
         parser.error(str(exc))
     if not args.data.exists():
-        raise SystemExit(f"{args.data}: not found (the shared review data is not in this checkout)")
+        raise SystemExit(missing_data(args.data))
     inputs = [args.data, *files_named_in(args.scorer_options)]  # a fit file, say
     provenance = Run(args.out, data=inputs, settings=vars(args))
     settings = {  # what decides the numbers: a resume with others is refused

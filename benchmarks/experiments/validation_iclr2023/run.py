@@ -2,7 +2,8 @@
 SmolLM2 as evaluation LM: does GEM penalise degradations and resist manipulations?
 
 Data: the GEM authors' released ICLR 2023 reviews with their GPT-4o judgment summaries
-(``../shared/data/iclr2023_gem/iclr2023_reviews.jsonl``; not shipped with the package). The
+(``data/iclr2023_gem/iclr2023_reviews.jsonl``, written by
+``gem-tasks data fetch``). The
 summaries stand in for the preprocessing, so GEM needs no generation: judgment-level strategies
 (judgment deletion, random replacement of the summary) are scored with GEM on the summaries;
 text-level strategies (sentence deletion, meaningless elongation, random replacement of the text)
@@ -29,7 +30,7 @@ import json
 from pathlib import Path
 
 from benchmarks.common.manifest import Run
-from benchmarks.common.paths import SHARED_DATA
+from benchmarks.common.paths import DATA, missing_data
 from benchmarks.common.records import write_records
 from benchmarks.common.resumable import Journal, add_fresh_option, run_row
 from gem_tasks.analysis.report import write_report
@@ -37,7 +38,7 @@ from gem_tasks.tasks.robustness import robustness
 from scorers.lm.loading import DTYPES
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_DATA = SHARED_DATA / "iclr2023_gem" / "iclr2023_reviews.jsonl"
+DEFAULT_DATA = DATA / "iclr2023_gem" / "iclr2023_reviews.jsonl"
 
 # (strategy, level, scorer, papers-argument)
 RUNS = [
@@ -72,7 +73,7 @@ def main(argv: list[str] | None = None) -> None:
     add_fresh_option(parser)
     args = parser.parse_args(argv)
     if not args.data.exists():
-        raise SystemExit(f"{args.data}: not found (the shared review data is not in this checkout)")
+        raise SystemExit(missing_data(args.data))
     provenance = Run(args.out, data=[args.data], settings=vars(args))
     settings = {  # what decides the numbers: a resume with others is refused
         "data": str(args.data),

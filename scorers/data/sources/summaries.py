@@ -10,9 +10,11 @@
 - SPACE (Angelidis et al., TACL 2021; MIT): opinion summaries of hotels, three human summaries per
   aspect (``entity_id, summaries: {aspect: [3]}``), no input reviews: one record per hotel and
   aspect, no synopsis.
-- LFQA-E (long-form QA evaluation): ``id, question, Concise_Reference``, two answers
-  (``student_answer_a``, ``model_answer_b``, ...) and ``<a>_vs_<b>`` naming the one a human
-  preferred: the reference answer, and the two answers as candidates rated by the preference.
+- LFQA-E (long-form QA evaluation), as published (``id, question, context, type, reference,
+  response_a, response_b, compare_type, label``) or in its earlier layout (``id, question,
+  Concise_Reference``, two answers such as ``student_answer_a`` and ``<a>_vs_<b>`` naming the
+  one a human preferred): the reference answer, and the two answers as candidates rated by the
+  preference (a tie, label ``same``, rates both 1/2).
 
 :func:`summary_records` reads any of them by its shape, so a task's ``dataset`` takes the file as
 it is. Nothing is dropped: a row of an unknown shape, or missing a field, raises ``RecordError``
@@ -172,17 +174,21 @@ def _space(rows: list[tuple[str, Any]]) -> list[PaperRecord]:
 
 
 def lfqa_e_records(path: str | Path) -> list[PaperRecord]:
-    """LFQA-E's records as QA records: the question is θ, the concise reference answer the one
-    human report, and the two compared answers (``student_answer_*``, ``model_answer_*``: the
-    fields its ``<a>_vs_<b>`` key names) candidates rated by the human preference (1 for the
-    answer the key's value names, 0 for the other). A question is compared in several pairs:
-    one record per question and pair (``<id>:<a>_vs_<b>``), the question its entity."""
+    """LFQA-E's records as QA records: the question is θ, the reference answer the one human
+    report, and the two compared answers candidates rated by the human preference (1 for the
+    preferred answer, 0 for the other, 1/2 each for a tie). The published layout names them
+    ``response_a``/``response_b`` and the preference ``label``, its topic ``type`` the group;
+    the earlier layout names them in its ``<a>_vs_<b>`` key (record ``<id>:<a>_vs_<b>``). A
+    question is compared in several pairs, one record each, the question their entity."""
     return _lfqa_e(_rows(Path(path)))
 
 
 def _lfqa_e(rows: list[tuple[str, Any]]) -> list[PaperRecord]:
     records = []
     for where, raw in rows:
+        if isinstance(raw, dict) and "response_a" in raw:
+            records.append(_lfqa_e_unified(raw, where))
+            continue
         row = _require(raw, ("id", "question", "Concise_Reference"), where)
         comparisons = [k for k in row if "_vs_" in k]
         if len(comparisons) != 1:
@@ -194,34 +200,87 @@ def _lfqa_e(rows: list[tuple[str, Any]]) -> list[PaperRecord]:
         if preferred not in sides:
             raise RecordError(f"{where}: preference {preferred!r} names neither of {sides}")
         records.append(
-            parse_record(
-                {
-                    # a question is compared in several pairs: one record per question and pair
-                    "id": f"{row['id']}:{key}",
-                    # its other pairs are about the same question: never its negatives
-                    "entity": str(row["id"]),
-                    "venue": "LFQA-E",
-                    "title": "",
-                    "abstract": row["question"],
-                    "domain": "qa",
-                    # negatives within the question's topic category where the data names
-                    # one (the paper's grouping), else the whole set is one group
-                    "group": str(row.get("category") or row.get("topic") or "lfqa_e"),
-                    "ground_truth": True,  # the concise reference answer
-                    "reviews": [{"id": f"{row['id']}-ref", "text": row["Concise_Reference"]}],
-                    "candidates": [
-                        {
-                            "id": side,
-                            "text": row[side],
-                            "ratings": {"preferred": 1.0 if preferred == side else 0.0},
-                        }
-                        for side in sides
-                    ],
-                },
+            _lfqa_e_record(
+                record_id=f"{row['id']}:{key}",
+                # its other pairs are about the same question: never its negatives
+                entity=str(row["id"]),
+                question=row["question"],
+                reference=row["Concise_Reference"],
+                reference_id=f"{row['id']}-ref",
+                answers={side: row[side] for side in sides},
+                preferred=preferred,
+                group=row.get("category") or row.get("topic"),
                 where=where,
             )
         )
     return records
+
+
+def _lfqa_e_unified(raw: Any, where: str) -> PaperRecord:
+    """A record of LFQA-E's published benchmark (``id, question, context, type, reference,
+    response_a, response_b, compare_type, label``; the label ``response_a``, ``response_b`` or
+    ``same``: a tie, both answers rated 1/2)."""
+    row = _require(raw, ("id", "question", "reference", "response_a", "response_b", "label"), where)
+    label = row["label"]
+    if label not in ("response_a", "response_b", "same"):
+        raise RecordError(f"{where}: label {label!r} is none of response_a, response_b, same")
+    context = str(row.get("context") or "").strip()
+    question = row["question"] + (f"\n\n{context}" if context else "")
+    return _lfqa_e_record(
+        record_id=str(row["id"]),
+        # a question is compared in several pairs, each its own record: never its negatives
+        entity=question,
+        question=question,
+        reference=row["reference"],
+        reference_id=f"{row['id']}-ref",
+        answers={"response_a": row["response_a"], "response_b": row["response_b"]},
+        preferred=None if label == "same" else label,
+        group=row.get("type"),
+        where=where,
+    )
+
+
+def _lfqa_e_record(
+    *,
+    record_id: str,
+    entity: str,
+    question: str,
+    reference: str,
+    reference_id: str,
+    answers: dict[str, str],
+    preferred: str | None,
+    group: Any,
+    where: str,
+) -> PaperRecord:
+    """One compared pair as a QA record: the question θ, the reference answer the one human
+    report (ground truth), the two answers candidates rated ``preferred`` 1 and 0 (1/2 each for
+    a tie: ``preferred`` None)."""
+    return parse_record(
+        {
+            "id": record_id,
+            "entity": entity,
+            "venue": "LFQA-E",
+            "title": "",
+            "abstract": question,
+            "domain": "qa",
+            # negatives within the question's topic category where the data names one (the
+            # paper's grouping), else the whole set is one group
+            "group": str(group or "lfqa_e"),
+            "ground_truth": True,  # the reference answer
+            "reviews": [{"id": reference_id, "text": reference}],
+            "candidates": [
+                {
+                    "id": side,
+                    "text": text,
+                    "ratings": {
+                        "preferred": 0.5 if preferred is None else float(preferred == side)
+                    },
+                }
+                for side, text in answers.items()
+            ],
+        },
+        where=where,
+    )
 
 
 def _converter(rows: list[tuple[str, Any]]):
@@ -232,7 +291,7 @@ def _converter(rows: list[tuple[str, Any]]):
         return _summeval
     if "entity_id" in first:
         return _space
-    if "Concise_Reference" in first:
+    if "Concise_Reference" in first or {"reference", "response_a", "response_b"} <= set(first):
         return _lfqa_e
     return None
 

@@ -1,0 +1,302 @@
+"""The public datasets ``gem-tasks data fetch`` knows: where each is published (a repository
+pinned to a commit), the files taken from it with their sha256 where the bytes are known, its
+licence and attribution, and the converter that writes the files the tasks read.
+
+Every output's sha256 is pinned too, where it is known: a fetch that converts to other bytes
+than the ones the committed evidence was computed on stops and says so.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from scorers.data.fetch import convert
+
+__all__ = ["DATASETS", "Dataset", "SourceFile", "dataset"]
+
+RAW_BASE = "https://raw.githubusercontent.com"
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One file of a source repository at a pinned commit; ``sha256`` None where its bytes
+    are not known in advance (the digest downloaded is then recorded, not checked)."""
+
+    repo: str
+    commit: str
+    path: str
+    sha256: str | None = None
+
+    def url(self, base: str = RAW_BASE) -> str:
+        return f"{base.rstrip('/')}/{self.repo}/{self.commit}/{self.path}"
+
+    def local(self, raw: Path) -> Path:
+        """Where it is downloaded: ``<raw>/<owner>+<name>/<path>``."""
+        return raw / self.repo.replace("/", "+") / self.path
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A fetchable dataset.
+
+    ``files`` lists what is downloaded (or, for sources with many small files, ``more_files``
+    derives the rest from what is already there); ``convert(raw, out, data_dir)`` writes the
+    outputs into ``out`` (``<data_dir>/<folder>``) from the downloads under ``raw`` and returns
+    their names; ``outputs`` pins each output's sha256 (None: not known in advance);
+    ``requires`` names datasets whose outputs the converter reads (fetched first)."""
+
+    name: str
+    folder: str
+    summary: str
+    source: str
+    licence: str
+    attribution: str
+    files: tuple[SourceFile, ...]
+    convert: Callable[[Path, Path, Path], list[str]]
+    outputs: dict[str, str | None]
+    licence_file: SourceFile | None = None
+    more_files: Callable[[Path], list[SourceFile]] | None = None
+    requires: tuple[str, ...] = field(default=())
+
+
+def _repo_file(repo: str, commit: str) -> Callable[[str, str | None], SourceFile]:
+    return lambda path, sha256=None: SourceFile(repo, commit, path, sha256)
+
+
+GEM = _repo_file(
+    "yx-lu/Benchmarking-LLMs--Judgments-with-No-Gold-Standard",
+    "b19e1ee26a2d54e4c9656638912d5ff383d6329a",
+)
+GPPM = _repo_file(
+    "yx-lu/Eliciting-Informative-Text-Evaluations-with-Large-Language-Models",
+    "b17df54a515f24972ac575a267a9b401d6d10400",
+)
+PAPERLISTS_2020 = SourceFile(
+    "papercopilot/paperlists", "78cd1f45c0f9788f78c68c92bd41e5eb5346ac0b", "iclr/iclr2020.json"
+)
+PAPERLISTS_2023 = SourceFile(
+    "papercopilot/paperlists", "8446533d9819f5f916772aff2ac750b181c28d88", "iclr/iclr2023.json"
+)
+BARTSCORE = _repo_file("neulab/BARTScore", "248f511cb34ae3753fc81f7d7a945de5bfe33458")
+SUMMEVAL = _repo_file("Yale-LILY/SummEval", "7e4330d0e08c78d536711657ac2bf8895152c9ed")
+QT = _repo_file("stangelid/qt", "c136ac00e03adf443b90cd65ba0523a3617be01f")
+LFQA_E = _repo_file("YuchenFan48/LFQA-E", "81eb3e37523f2806b25e2f20834ae528239d479d")
+
+SPACE_SPLITS = QT(
+    "data/space_summ_splits.txt", "837ed47f418c036cfcf26c97196ae7549e5ef951017bffcc543919865eed7f42"
+)
+
+
+def _in(raw: Path, spec: SourceFile) -> Path:
+    """The folder a converter reads a repository's files from."""
+    return raw / spec.repo.replace("/", "+")
+
+
+def _ids(path: Path, key: str) -> list[str]:
+    return [
+        str(json.loads(line)[key])
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
+
+
+def _decisions(raw: Path, out: Path, data_dir: Path) -> list[str]:
+    sets = (
+        (PAPERLISTS_2020, "ICLR 2020", data_dir / "iclr2020_gppm" / "iclr2020_papers.jsonl", "id"),
+        (
+            PAPERLISTS_2023,
+            "ICLR 2023",
+            data_dir / "iclr2023_gem" / "iclr2023_reviews.jsonl",
+            "paper_id",
+        ),
+    )
+    written = []
+    for spec, venue, papers, key in sets:
+        year = venue.split()[-1]
+        written += convert.decisions_csv(
+            spec.local(raw),
+            _ids(papers, key),
+            out / f"iclr{year}_decisions.csv",
+            venue=venue,
+        )
+    return written
+
+
+def _space_gold(raw: Path) -> list[SourceFile]:
+    hotels = convert.space_split(_in(raw, SPACE_SPLITS), "dev")
+    return [QT(path) for path in convert.space_gold_paths(hotels)]
+
+
+DATASETS: tuple[Dataset, ...] = (
+    Dataset(
+        name="iclr2023-gem",
+        folder="iclr2023_gem",
+        summary="ICLR 2023 reviews of the GEM authors' release: 1,200 papers, 3 reviews each "
+        "with GPT-4o judgment summaries (no abstracts)",
+        source="the GEM authors' release (Xu, Lu, Schoenebeck and Kong, 'Benchmarking LLMs' "
+        "Judgments with No Gold Standard', ICLR 2025), task_iclr23/dataset/",
+        licence="Apache-2.0 (the release's LICENSE, copied beside the data)",
+        attribution="Reviews: public ICLR 2023 OpenReview content. Judgment summaries and "
+        "selection: the GEM authors' release. Rows 300-1,499 of its three "
+        "dataset_human_review<k>.parquet files, one paper per line.",
+        files=(
+            GEM(
+                "task_iclr23/dataset/dataset_human_review1.parquet",
+                "864bb02efeaf4364b7f5ef164f237356d7899f1aea98b06890ff36cc2aa1b8aa",
+            ),
+            GEM(
+                "task_iclr23/dataset/dataset_human_review2.parquet",
+                "399f88ae29813c6eec8cc41413834aab8a42b041ff347b6640d1f388a779b5d1",
+            ),
+            GEM(
+                "task_iclr23/dataset/dataset_human_review3.parquet",
+                "02d2c7753e10cbb80080958397b77e0d57216dc773c7acd8124ce68889d0e9dc",
+            ),
+        ),
+        licence_file=GEM(
+            "LICENSE", "50e6751797c50dedd75ef1b8a0d9e42f5f8472e9fbce91f34718e9f97b0c780a"
+        ),
+        convert=lambda raw, out, _: convert.gem_release_reviews(_in(raw, GEM("x")), out),
+        outputs={
+            "iclr2023_reviews.jsonl": (
+                "0bcdf8b956722a37e3788d1a8b56dedec856cc5e4216c21953335d8e0f54ffb5"
+            ),
+        },
+    ),
+    Dataset(
+        name="iclr2020-gppm",
+        folder="iclr2020_gppm",
+        summary="ICLR 2020: 300 papers (title, abstract) and their 911 official reviews with "
+        "ratings, the GPPM authors' random sample",
+        source="the GPPM authors' repository (Lu, Xu, Zhang, Kong and Schoenebeck, 'Eliciting "
+        "Informative Text Evaluations with Large Language Models', EC 2024), openreview/",
+        licence="no licence file in the source repository; the paper and review texts are "
+        "public ICLR 2020 OpenReview content",
+        attribution="Papers and reviews: ICLR 2020 on OpenReview. Sample: the GPPM authors. "
+        "Converted to one paper per line with its reviews (rating from the label's number).",
+        files=(
+            GPPM(
+                "openreview/openreview_item_rand.json",
+                "6f8dc3264489b68f51eb8be93d5587286744074a6554d7c93b5482e8d1b74ce7",
+            ),
+            GPPM(
+                "openreview/openreview_review_rand.json",
+                "f3ed37d22f6b4a597bd0d3f559356ae58207a6e4d08cafb8796c9caee484e7a7",
+            ),
+        ),
+        convert=lambda raw, out, _: convert.gppm_papers(_in(raw, GPPM("x")), out),
+        outputs={
+            "iclr2020_papers.jsonl": (
+                "f3f6d17310efbf956993f0a3fe6280df6a80d95adb99706c51f968ef6297acb0"
+            ),
+            "openreview_item_rand.json": (
+                "6f8dc3264489b68f51eb8be93d5587286744074a6554d7c93b5482e8d1b74ce7"
+            ),
+            "openreview_review_rand.json": (
+                "f3ed37d22f6b4a597bd0d3f559356ae58207a6e4d08cafb8796c9caee484e7a7"
+            ),
+        },
+    ),
+    Dataset(
+        name="decisions",
+        folder="decisions",
+        summary="accept/reject decisions and every official reviewer's rating for the papers "
+        "of iclr2020-gppm and iclr2023-gem (fetched first when absent)",
+        source="papercopilot/paperlists (iclr/iclr2020.json, iclr/iclr2023.json)",
+        licence="no licence file in the source repository; the decisions and ratings are "
+        "public OpenReview outcomes: attribute paperlists (Paper Copilot)",
+        attribution="Decisions and ratings: ICLR 2020 and 2023 on OpenReview, as listed by "
+        "papercopilot/paperlists. paperlists' status is written in OpenReview's decision "
+        "wording (Poster -> 'Accept (Poster)', Top-25% -> 'Accept (Spotlight, "
+        "notable-top-25%)', ...); the papers in their set's order.",
+        files=(PAPERLISTS_2020, PAPERLISTS_2023),
+        convert=_decisions,
+        outputs={
+            "iclr2020_decisions.csv": (
+                "fb2cc723ea8cd45b63e697e077b9c374aab46f652fa047b2b5088d961db2b42e"
+            ),
+            "iclr2023_decisions.csv": (
+                "79e07d3a787f4e70a2774a1ab4beb400f90a944b9258aaa30b1ac5584f58da06"
+            ),
+        },
+        requires=("iclr2020-gppm", "iclr2023-gem"),
+    ),
+    Dataset(
+        name="summeval",
+        folder="summeval",
+        summary="SummEval: 100 CNN/DailyMail articles, 11 human summaries and 16 systems' "
+        "summaries with expert ratings each (and the 60-article subset the evidence uses)",
+        source="SummEval (Fabbri, Kryściński, McCann, Xiong, Socher and Radev, 'SummEval: "
+        "Re-evaluating Summarization Evaluation', TACL 2021), as packaged by neulab/BARTScore "
+        "(SUM/SummEval/data.pkl)",
+        licence="MIT (SummEval's LICENSE, copied beside the data)",
+        attribution="SummEval by Fabbri et al. (TACL 2021); the copy in neulab/BARTScore, read "
+        "as plain data. Each system's expert_avg is the mean of three expert ratings (1-5).",
+        files=(
+            BARTSCORE(
+                "SUM/SummEval/data.pkl",
+                "008f1639a3352f0248cac88b74ff431c27287a027a888902ef425a26005f0acf",
+            ),
+        ),
+        licence_file=SUMMEVAL(
+            "LICENSE", "277a0ce9704840854ff8d31b8a6adbc4af73f5688eb4a8820e372ed10fff850e"
+        ),
+        convert=lambda raw, out, _: convert.summeval_articles(_in(raw, BARTSCORE("x")), out),
+        outputs={
+            "summeval.jsonl": ("4095c7ebeb20449a8726be82d508e3b31c13157d68fe19a37eb13957aff2989b"),
+            "summeval_60docs.jsonl": (
+                "68144b3b3e7f5e03c8580ef596fc2b46ccd8034fba0ff230718ac63211d368c4"
+            ),
+        },
+    ),
+    Dataset(
+        name="space",
+        folder="space",
+        summary="SPACE: the 25 development hotels' human reference summaries, 3 per aspect "
+        "(7 aspects)",
+        source="SPACE (Angelidis, Amplayo, Suhara, Wang and Lapata, 'Extractive Opinion "
+        "Summarization in Quantized Transformer Spaces', TACL 2021), stangelid/qt data/gold/",
+        licence="MIT (the repository's LICENSE, copied beside the data)",
+        attribution="SPACE by Angelidis et al. (TACL 2021). The dev split's gold summaries, "
+        "whitespace collapsed, one hotel per line.",
+        files=(SPACE_SPLITS,),
+        more_files=_space_gold,
+        licence_file=QT(
+            "LICENSE", "2a9515eb0c8f8a1757cb23e2155f439c79657ce0bd7cd44fac63e9c5b6a98592"
+        ),
+        convert=lambda raw, out, _: convert.space_references(_in(raw, SPACE_SPLITS), out),
+        outputs={
+            "space_dev_refs.jsonl": (
+                "2fc9c715b7380153b267ff015b1b4891cf4609a88db9c1fedee52bc7dedd52d6"
+            ),
+        },
+    ),
+    Dataset(
+        name="lfqa-e",
+        folder="lfqa_e",
+        summary="LFQA-E (English): long-form answers to ELI5 questions compared in pairs by "
+        "experts, with an expert reference answer per question",
+        source="LFQA-E (YuchenFan48/LFQA-E, data/unified_benchmark_en.json)",
+        licence="MIT, as the repository's README states (no licence file at the pinned commit)",
+        attribution="LFQA-E by its authors (YuchenFan48/LFQA-E); questions from Reddit's ELI5. "
+        "The file as published, checked for the fields the task reads.",
+        files=(LFQA_E("data/unified_benchmark_en.json"),),
+        convert=lambda raw, out, _: convert.lfqa_e_benchmark(_in(raw, LFQA_E("x")), out),
+        outputs={"lfqa_e_en.json": None},
+    ),
+)
+
+
+def dataset(name: str) -> Dataset:
+    """The dataset of that name; ``KeyError`` listing the names otherwise."""
+    for entry in DATASETS:
+        if entry.name == name:
+            return entry
+    raise KeyError(f"unknown dataset {name!r}; known: {', '.join(names())}")
+
+
+def names() -> Sequence[str]:
+    return [entry.name for entry in DATASETS]
