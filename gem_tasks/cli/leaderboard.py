@@ -87,7 +87,7 @@ def add_leaderboard_command(subparsers: Any) -> None:
         "--merge",
         action="store_true",
         help="rank scores with different signatures (evaluation LM, preprocessor, prompts, "
-        "synopsis, package version) together",
+        "synopsis, options, family version) together; the package version never splits them",
     )
     parser.add_argument(
         "--params", help="YAML or CSV of model -> parameters in billions (for the plot)"

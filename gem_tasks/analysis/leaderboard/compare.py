@@ -3,9 +3,10 @@ score over papers with its standard error and Student-t 90% CI, paired model-vs-
 on the papers both scored, and how consistently two evaluation LMs rank the same models.
 
 Scores are read from the logs' sample summaries (no transcripts are loaded). Scores computed
-differently (another evaluation LM, preprocessor, prompt, synopsis or package version: the
-``signature`` in each score's metadata) form separate groups and are ranked together only when
-asked to (``merge=True``).
+differently (another evaluation LM or precision, preprocessor, prompt, synopsis, option or metric
+family version: the ``signature`` in each score's metadata) form separate groups and are ranked
+together only when asked to (``merge=True``). The package version is recorded in the signature
+for information only and never splits a group.
 """
 
 from __future__ import annotations
