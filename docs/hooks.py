@@ -1,8 +1,9 @@
 """mkdocs hooks: the documentation site shows the files that live beside the code.
 
 Findings live beside their results (``benchmarks/experiments/<name>/README.md``) and each task's
-page is its own README (``gem_tasks/tasks/<task>/README.md``, with its ``eval.yaml``), so the site
-takes those files from where they are instead of copying them into ``docs/``. Every Markdown link
+page is its own README (``gem_tasks/tasks/<task>/README.md``, with its ``eval.yaml``; the top-level
+``CHANGELOG.md`` says what changed between versions), so the site takes those files from where they
+are instead of copying them into ``docs/``. Every Markdown link
 in the repository is written relative to the file it is in, as GitHub reads it; the site puts
 ``docs/X`` at ``X`` and a file outside ``docs/`` at its repository path, and this hook rewrites
 each relative link from the one layout to the other. A link to a repository file that is not a
@@ -22,6 +23,7 @@ REPO = Path(__file__).resolve().parent.parent
 DOCS = "docs"
 # pages the site takes from outside docs/ (repository paths, globbed)
 PAGES = (
+    "CHANGELOG.md",
     "gem_tasks/tasks/*/README.md",
     "benchmarks/README.md",
     "benchmarks/speed/README.md",

@@ -1,6 +1,6 @@
 """gem-tasks: Inspect AI tasks and scorers for benchmarking LLM judgments with no gold standard
-(GRE-bench: peer review of conference papers scored with GEM / GEM-S and the seed papers'
-other metrics). The harness-independent core is the ``scorers`` package.
+(GRE-bench: peer review of conference papers scored with GEM / GEM-S and the metrics of the
+related method papers). The harness-independent core is the ``scorers`` package.
 
 The names below are imported when first used (PEP 562), so that the ``gem-tasks`` command line,
 which needs none of them, starts without importing Inspect."""

@@ -226,7 +226,7 @@ def smd_table_markdown(robust: pd.DataFrame) -> str:
     lines.append("")
     lines.append(
         f"SMD d = (μ' − μ)/σ_pooled after vs before; first brackets: the two-sample 95% CI of "
-        "d (normal approximation, SE of Cohen's d); 'paired': the seed papers' paired 95% "
+        "d (normal approximation, SE of Cohen's d); 'paired': the GEM paper's paired 95% "
         "interval (mean paired difference ± t·SE, over σ_pooled; GEM paper App. A.1); "
         f"n = {n[0]}–{n[1]} pairs; bold: one-sided paired t-test p < α in the tested direction. "
         f"Text perturbed: {'; '.join(sorted(set(robust['perturbed'])))}."

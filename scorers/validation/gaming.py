@@ -4,8 +4,8 @@ them are registered in :data:`scorers.validation.perturbations.PERTURBATIONS` wi
 and a metric that scores any of them significantly *higher* than the real review it replaces (or
 extends) is gamed.
 
-Written for this project (no seed paper prints these texts); the fixed strings below are the
-project's and are part of each strategy's definition:
+Written for this project (none of the method papers prints these texts); the fixed strings below
+are the project's and are part of each strategy's definition:
 
 - ``abstract_copy``: the paper's abstract rewritten as judgment lines, one per abstract sentence
   ("The reviewer appreciates that ..."), first person turned into "the authors";

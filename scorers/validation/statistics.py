@@ -92,7 +92,7 @@ def smd_confidence_interval(
 def smd_paired_confidence_interval(
     before: Sequence[float], after: Sequence[float], level: float = 0.95
 ) -> tuple[float, float]:
-    """The seed papers' SMD interval (GEM paper App. A.1, E; Scoring Rules paper App. E): the
+    """The papers' SMD interval (GEM paper App. A.1, E; Scoring Rules paper App. E): the
     Student-t interval of the mean paired difference, divided by the pooled standard deviation,
     ``(mean(b − a) ± t_{n−1} · sd(b − a) / √n) / sqrt((σ_a² + σ_b²) / 2)``. It is the interval of
     the paired mean change in units of σ_pooled, far narrower than the two-sample interval of d

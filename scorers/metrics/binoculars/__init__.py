@@ -1,7 +1,6 @@
-"""AI-likelihood of a review by Binoculars (Beyond Rating §4.6 and App. E, item M5 of
-``shared/specs/beyond_rating.md``; the detector of Hans et al., 2024, as coded in
-ahans30/Binoculars): how human-like the review's text looks to a pair of language models. No
-reference review and no evaluation LM are used.
+"""AI-likelihood of a review by Binoculars (Beyond Rating §4.6 and App. E; the detector of Hans
+et al., 2024, as coded in ahans30/Binoculars): how human-like the review's text looks to a pair of
+language models. No reference review and no evaluation LM are used.
 
 The review is split with :func:`scorers.text.structured.parse_review` into its text fields
 (summary, strengths, weaknesses, questions); each present, non-empty field gets its Binoculars

@@ -1,0 +1,122 @@
+"""The documentation speaks to the project's users: no "workshop words", words about how the
+project was built rather than about using it.
+
+Scanned: the README, the CHANGELOG, every page under ``docs/``, every task's README and every
+README under ``benchmarks/`` (code blocks included: a path in a command is read too). Files in a
+``results/`` folder are not scanned: the benchmark scripts write them and nobody edits them by
+hand (``user_markdown`` in ``tests/conftest.py``).
+
+What counts as a workshop word: a work session or sitting, a machine leased or lent, the
+project's seed material (seed papers, "the seed lost ..."; a random seed, ``seed 0``, ``--seed``
+or "drawn with the seed" is fine), shared notes or a folder beside the repository that
+holds them, an issue number (``issue #37``, ``(#37)``, ``since #33``), a design note outside the
+repository (``DESIGN §9``), and "here" meaning the machine the project was built on ("reachable
+here", "no network here", "ran here", "not here"). Provenance stays, in the reader's terms:
+"measured on one H100 at commit X", "on a 2-core CPU", "the GEM paper", "not public".
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from conftest import REPO, user_markdown
+
+WORKSHOP_WORDS: tuple[tuple[str, str], ...] = (
+    ("a work session", r"\bsessions?\b"),
+    ("a sitting", r"\bsittings?\b"),
+    ("a leased machine", r"\blease[sd]?\b|\bleasing\b"),
+    ("a lent machine", r"\blent\b|\blends?\b"),
+    ("the project's seed material", r"\bseed[- ](?:papers?|texts?|files?|material|folders?)\b"),
+    ("the project's seed material", r"\bthe seed(?:'s)? (?:lost|gave|gives|says|as given)\b"),
+    (
+        "the project's seed material",
+        r"(?<!random )(?<!split )(?<!sampling )(?<!bootstrap )(?<!different )\bseeds\b",
+    ),
+    ("shared notes", r"\bshared[- ]notes\b"),
+    ("a folder outside the repository", r"\.\./shared\b|\bshared/(?:data|seeds|specs|notes)\b"),
+    (
+        "data outside the repository",
+        r"\bthe shared (?:data|files?|articles|records)\b|\bshared data\b",
+    ),
+    ("an issue number", r"\bissues? #\d+|(?<!\])\(#\d+\b|(?<![\w&/(\]])#\d+\b"),
+    ("a design note outside the repository", r"\bDESIGN(?:\.md)?\s*§"),
+    (
+        "'here' meaning the build machine",
+        r"\b(?:reachable|network|ran|run|runs|machine|not|measured|timed) here\b",
+    ),
+    ("the build machine", r"\bthis project's (?:\d+-core|CPU|GPU|machine)"),
+)
+
+
+def workshop_words(text: str) -> list[tuple[int, str, str]]:
+    """(line number, phrase, what it is) for every workshop word in a Markdown text."""
+    found = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        matches = sorted(
+            (m.start(), m.end(), m.group(0), what)
+            for what, pattern in WORKSHOP_WORDS
+            for m in re.finditer(pattern, line, re.I)
+        )
+        end = -1
+        for start, stop, phrase, what in matches:  # one report per phrase ("the seed papers")
+            if start >= end:
+                found.append((number, phrase, what))
+            end = max(end, stop)
+    return found
+
+
+def workshop_words_in(paths: list[Path], root: Path = REPO) -> list[str]:
+    """``file:line: "phrase" (what it is)`` for every workshop word in the files."""
+    return [
+        f'{path.relative_to(root)}:{number}: "{phrase}" ({what})'
+        for path in paths
+        for number, phrase, what in workshop_words(path.read_text(encoding="utf-8"))
+    ]
+
+
+def test_the_docs_use_no_workshop_words():
+    pages = user_markdown()
+    assert len(pages) > 40  # README, docs/, the task and benchmark READMEs
+    problems = workshop_words_in(pages)
+    assert not problems, "words about how the project was built, not about using it:\n" + (
+        "\n".join(problems)
+    )
+
+
+def test_a_planted_workshop_word_is_caught(tmp_path: Path):
+    for text, phrase in (
+        ("Measured in one session on two cores.", "session"),
+        ("Runs longer than a sitting resume.", "sitting"),
+        ("What a lease buys differs by run.", "lease"),
+        ("Where a GPU is lent, run the script.", "lent"),
+        ("The other metrics of the project's seed papers.", "seed papers"),
+        ("Reconstructed from the prose (the seed lost them).", "the seed lost"),
+        ("Every formula is in the seeds.", "seeds"),
+        ("See the shared notes.", "shared notes"),
+        ("`--data " + "../" + "shared/data/x.json`", "../" + "shared"),
+        ("# Gaming (issue #12)", "issue #12"),
+        ("The rewrite budget (#33) changed it.", "(#33"),
+        ("grows with the review since #33", "#33"),
+        ("No network here, so it was skipped.", "network here"),
+        ("the remaining 185 ran here", "ran here"),
+        ("Not here: a QA column.", "Not here"),
+        ("moves GEM values (DESIGN §9: 0.6 nats)", "DESIGN §"),
+    ):
+        found = workshop_words(f"A first line.\n{text}\n")
+        assert [(n, p.lower()) for n, p, _ in found] == [(2, phrase.lower())], text
+    page = tmp_path / "page.md"
+    page.write_text("# Page\n\nIt took 3 minutes in one session.\n")
+    assert workshop_words_in([page], tmp_path) == ['page.md:3: "session" (a work session)']
+
+
+def test_legitimate_seeds_and_heres_pass():
+    text = (
+        "Both samples are drawn with seed 0 (`--seed 3`, `-T seed=1`; the `seed` parameter).\n"
+        "A random seed, the split seeds, another seed, reviews drawn with the seed.\n"
+        "They depend only on the seed and the ids; seeded draws.\n"
+        "The reply is quoted here; the results are [recorded here](images/demo.md).\n"
+        "Anchors are fine: [Stale](#stale), [a section](page.md#the-cost-of-the-cells).\n"
+        "HTML entities are fine: &#8212; and a URL's fragment https://x.org/a#1.\n"
+    )
+    assert workshop_words(text) == []
