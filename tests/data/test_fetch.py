@@ -185,6 +185,13 @@ LFQA_E = [
 ]  # fmt: skip
 
 
+LFQA_E_FIRST = [
+    {"id": "q1", "question": "Why?", "Concise_Reference": "Because.",
+     "student_answer_a": "Because, really.", "student_answer_b": "No idea.",
+     "student_answer_a_vs_student_answer_b": "student_answer_a"},
+]  # fmt: skip
+
+
 def _serve_everything(root: Path) -> dict[str, catalog.Dataset]:
     """Put every dataset's fixture on the server; returns the catalog entries pinned to the
     fixtures' bytes (the real entries pin the published bytes) and with outputs recorded, not
@@ -219,6 +226,7 @@ def _serve_everything(root: Path) -> dict[str, catalog.Dataset]:
     blobs[(summeval_licence.repo, summeval_licence.path)] = b"MIT License (SummEval fixture)\n"
     put("space", _space())
     put("lfqa-e", {"data/unified_benchmark_en.json": json.dumps(LFQA_E).encode()})
+    put("lfqa-e", {"data/en_test.json": json.dumps(LFQA_E_FIRST).encode()})
 
     def pin(spec: catalog.SourceFile | None) -> catalog.SourceFile | None:
         if spec is None or spec.sha256 is None:
@@ -321,6 +329,8 @@ def test_every_dataset_is_fetched_converted_and_read_back(fixtures, tmp_path: Pa
     assert pairs[0].entity == pairs[1].entity != pairs[2].entity
     assert (pairs[0].group, pairs[2].group) == ("Physics", "Biology")
     assert pairs[2].abstract == "How do bees fly?\n\nIn still air."
+    [first] = lfqa_e_records(data / "lfqa_e" / "lfqa_e_en_sample.json")
+    assert first.id == "q1:student_answer_a_vs_student_answer_b"
 
 
 def test_the_cli_fetches_resumes_and_says_what_it_did(fixtures, tmp_path: Path, capsys):

@@ -84,6 +84,7 @@ BARTSCORE = _repo_file("neulab/BARTScore", "248f511cb34ae3753fc81f7d7a945de5bfe3
 SUMMEVAL = _repo_file("Yale-LILY/SummEval", "7e4330d0e08c78d536711657ac2bf8895152c9ed")
 QT = _repo_file("stangelid/qt", "c136ac00e03adf443b90cd65ba0523a3617be01f")
 LFQA_E = _repo_file("YuchenFan48/LFQA-E", "81eb3e37523f2806b25e2f20834ae528239d479d")
+LFQA_E_FIRST = _repo_file("ChenLing03/LFQA-E", "f22577c35c858f2a8a0c134e4d5f55956f1e58ba")
 
 SPACE_SPLITS = QT(
     "data/space_summ_splits.txt", "837ed47f418c036cfcf26c97196ae7549e5ef951017bffcc543919865eed7f42"
@@ -278,14 +279,30 @@ DATASETS: tuple[Dataset, ...] = (
         name="lfqa-e",
         folder="lfqa_e",
         summary="LFQA-E (English): long-form answers to ELI5 questions compared in pairs by "
-        "experts, with an expert reference answer per question",
-        source="LFQA-E (YuchenFan48/LFQA-E, data/unified_benchmark_en.json)",
-        licence="MIT, as the repository's README states (no licence file at the pinned commit)",
-        attribution="LFQA-E by its authors (YuchenFan48/LFQA-E); questions from Reddit's ELI5. "
-        "The file as published, checked for the fields the task reads.",
-        files=(LFQA_E("data/unified_benchmark_en.json"),),
-        convert=lambda raw, out, _: convert.lfqa_e_benchmark(_in(raw, LFQA_E("x")), out),
-        outputs={"lfqa_e_en.json": None},
+        "experts, with an expert reference answer per question (and the 12-record English "
+        "test sample of its first release)",
+        source="LFQA-E ('LFQA-E: Carefully Benchmarking Long-form QA Evaluation'): the "
+        "benchmark YuchenFan48/LFQA-E data/unified_benchmark_en.json, and the first release's "
+        "sample ChenLing03/LFQA-E data/en_test.json",
+        licence="MIT, as both repositories' READMEs state (no licence file at the pinned commits)",
+        attribution="LFQA-E by its authors; questions from Reddit's ELI5. Both files as "
+        "published, checked for the fields the task reads.",
+        files=(
+            LFQA_E("data/unified_benchmark_en.json"),
+            LFQA_E_FIRST(
+                "data/en_test.json",
+                "b7f5aefcf79382c83a6cfff530460762204d043f0dc79c02c7c6423f2ab352ea",
+            ),
+        ),
+        convert=lambda raw, out, _: convert.lfqa_e_benchmark(
+            _in(raw, LFQA_E("x")), _in(raw, LFQA_E_FIRST("x")), out
+        ),
+        outputs={
+            "lfqa_e_en.json": None,
+            "lfqa_e_en_sample.json": (
+                "b7f5aefcf79382c83a6cfff530460762204d043f0dc79c02c7c6423f2ab352ea"
+            ),
+        },
     ),
 )
 

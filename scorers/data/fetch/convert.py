@@ -353,11 +353,14 @@ def space_references(raw: Path, out: Path, *, split: str = "dev") -> list[str]:
 LFQA_E_FIELDS = ("id", "question", "reference", "response_a", "response_b", "label")
 
 
-def lfqa_e_benchmark(raw: Path, out: Path) -> list[str]:
-    """``lfqa_e_en.json``: LFQA-E's English benchmark as published (``data/
+def lfqa_e_benchmark(raw: Path, sample: Path, out: Path) -> list[str]:
+    """``lfqa_e_en.json``: LFQA-E's English benchmark as published (``raw``: ``data/
     unified_benchmark_en.json``: ``id, question, context, type, reference, response_a,
     response_b, compare_type, label``), after checking that every record has the fields the
-    task reads and a label of ``response_a``, ``response_b`` or ``same``."""
+    task reads and a label of ``response_a``, ``response_b`` or ``same``; and
+    ``lfqa_e_en_sample.json``, the 12 English test records of LFQA-E's earlier release
+    (``sample``: ``data/en_test.json``, ``Concise_Reference`` and an ``<a>_vs_<b>`` preference),
+    as published."""
     path = raw / "data" / "unified_benchmark_en.json"
     rows = _json(path)
     if not isinstance(rows, list) or not rows:
@@ -368,4 +371,12 @@ def lfqa_e_benchmark(raw: Path, out: Path) -> list[str]:
         if row["label"] not in ("response_a", "response_b", "same"):
             raise RecordError(f"{path.name}[{k}]: label {row['label']!r} is not a preference")
     _write_text(out / "lfqa_e_en.json", path.read_text(encoding="utf-8"))
-    return ["lfqa_e_en.json"]
+    sample_path = sample / "data" / "en_test.json"
+    sample_rows = _json(sample_path)
+    if not isinstance(sample_rows, list) or not sample_rows:
+        raise RecordError(f"{sample_path}: expected a non-empty JSON list of records")
+    for k, row in enumerate(sample_rows):
+        for key in ("id", "question", "Concise_Reference"):
+            _field(row, key, f"{sample_path.name}[{k}]")
+    _write_text(out / "lfqa_e_en_sample.json", sample_path.read_text(encoding="utf-8"))
+    return ["lfqa_e_en.json", "lfqa_e_en_sample.json"]
