@@ -54,6 +54,9 @@ class Paper:
     official_ratings: tuple[float, ...] | None = None
     """Every official reviewer's rating of the paper, as the venue's decision data lists them
     (a paper-level list; the held-out reviewer's is among them), when the dataset has it."""
+    rating_scale: str = "iclr"
+    """The scale every rating of the paper is on (:mod:`scorers.scales`): its accept threshold
+    and range are the decision rules' and the verdict question's."""
 
     @property
     def abstract_problem(self) -> str | None:

@@ -215,6 +215,7 @@ def paper_document(
         "official_ratings": (
             list(paper.official_ratings) if paper.official_ratings is not None else None
         ),
+        "rating_scale": paper.rating_scale,
         "candidates": [
             {"id": c.id, "text": c.text, "ratings": dict(c.ratings)} for c in paper.candidates
         ],
@@ -255,6 +256,7 @@ def item_from_document(
             assw=document.get("assw"),
             accept=(document.get("decision") or {}).get("accept"),
             official_ratings=_official_ratings(document.get("official_ratings")),
+            rating_scale=document.get("rating_scale") or "iclr",
         ),
         candidate=candidate,
         references=reviews_from_metadata(document.get("references")),

@@ -106,6 +106,10 @@ class PaperRecord:
     official_ratings: tuple[float, ...] | None = None
     """Every official reviewer's rating of the paper as the venue's decision data lists them (a
     paper-level list, e.g. where the reviews are stored without their ratings), when given."""
+    rating_scale: str = "iclr"
+    """The scale the ratings are on (:mod:`scorers.scales`): the record's ``rating_scale`` when
+    it names one (the OpenReview builder writes ``iclr``, the scale it maps every form onto),
+    else its venue's (ICLR 2020: ``iclr2020``, ICLR 2026: ``iclr2026``, ...)."""
 
 
 @dataclass(frozen=True)
@@ -202,7 +206,20 @@ def parse_record(raw: Any, *, where: str) -> PaperRecord:
         candidates=_candidates(raw.get("candidates"), where=where),
         decision=_decision(raw.get("decision"), where=where),
         official_ratings=_official_ratings(raw.get("official_ratings"), where=where),
+        rating_scale=_rating_scale(raw, where=where),
     )
+
+
+def _rating_scale(raw: dict[str, Any], *, where: str) -> str:
+    from scorers.scales import venue_scale
+
+    declared = raw.get("rating_scale")
+    if declared is not None and not isinstance(declared, str):
+        raise RecordError(f"{where}: field 'rating_scale' must be a scale name")
+    try:
+        return venue_scale(str(raw.get("venue") or ""), declared).name
+    except ValueError as exc:
+        raise RecordError(f"{where}: field 'rating_scale': {exc}") from None
 
 
 def _flag(value: Any, *, where: str, name: str) -> bool:

@@ -95,6 +95,9 @@ def _load(kind: str, model: str, options: dict[str, Any]) -> EvaluationLM:
         identity = embedded_identity("vllm/embedded")
         model = str(materialize_embedded())
     options = dict(options)
+    # a name the caller gives the model (a server started with a quantisation its client
+    # cannot see): the signature's and the cache's key
+    identity = options.pop("identity", None) or identity
     base_url = options.pop("base_url", None)
     if base_url:
         adapter = options.get("adapter")

@@ -36,7 +36,7 @@ from scorers.lm.base import (
 )
 from scorers.lm.chat import generation_prompts
 
-__all__ = ["EvaluationLMError", "VLLMEngineLM", "VLLMServerLM"]
+__all__ = ["EvaluationLMError", "VLLMEngineLM", "VLLMServerLM", "engine_identity"]
 
 
 def _load_tokenizer(model: str, revision: str | None = None) -> Any:
@@ -74,6 +74,15 @@ def all_cores_for_cpu_engine(is_cpu: bool) -> Iterator[None]:
         yield
     finally:
         os.environ.pop("VLLM_CPU_NUM_OF_RESERVED_CPU", None)
+
+
+def engine_identity(base: str, dtype: str, quantization: str | None) -> str:
+    """The evaluation LM's identity (the signature's and the score cache's key): the model, its
+    dtype and, when the engine quantises the weights (``quantization="fp8"``, or a checkpoint
+    quantised as AWQ/GPTQ), the method: a quantised model's log-probabilities are not the
+    unquantised model's, so they never share a signature group or cache entries."""
+    identity = f"{base}:{dtype}"
+    return f"{identity}+{quantization}" if quantization else identity
 
 
 class VLLMEngineLM:
@@ -137,7 +146,9 @@ class VLLMEngineLM:
             from scorers.lm.adapter import adapter_identity
 
             self._identity = adapter_identity(self._identity, adapter)
-        self._identity = f"{self._identity}:{self._dtype}"
+        self._identity = engine_identity(
+            self._identity, self._dtype, getattr(model_config, "quantization", None)
+        )
 
     @staticmethod
     async def _create(engine_class: Any, args: Any) -> Any:

@@ -212,7 +212,9 @@ def _parse_headings(text: str) -> dict[str, str]:
     return {k: "\n".join(v).strip() for k, v in sections.items()}
 
 
-def _score(key: str, raw: str | None, issues: list[str]) -> float | None:
+def _score(
+    key: str, raw: str | None, issues: list[str], ranges: dict[str, tuple[float, float]]
+) -> float | None:
     if raw is None:
         return None
     match = _NUMBER.match(raw.strip().strip("*").strip())
@@ -220,21 +222,24 @@ def _score(key: str, raw: str | None, issues: list[str]) -> float | None:
         issues.append(f"{key}: no number in {raw.strip()[:60]!r}")
         return None
     value = float(match.group(1))
-    low, high = SCORE_RANGES[key]
+    low, high = ranges[key]
     if not low <= value <= high:
         issues.append(f"{key}: {value:g} is outside {low:g}-{high:g}")
         return None
     return value
 
 
-def parse_review(text: str) -> StructuredReview:
-    """The fields and scores of ``text`` (see the module doc); never raises on bad input."""
+def parse_review(text: str, *, rating_range: tuple[float, float] = (1, 10)) -> StructuredReview:
+    """The fields and scores of ``text`` (see the module doc); never raises on bad input.
+    ``rating_range`` is the venue's rating range (:mod:`scorers.scales`; ICLR 2026's is 0-10):
+    a rating outside it is an issue, not a rating."""
     if not isinstance(text, str):
         raise TypeError(f"a review must be a string, got {type(text).__name__}")
     sections, layout = parse_sections(text)
     issues: list[str] = []
     fields = {key: sections.get(key) for key in TEXT_FIELDS}
-    scores = {key: _score(key, sections.get(key), issues) for key in SCORE_RANGES}
+    ranges = {**SCORE_RANGES, "rating": rating_range}
+    scores = {key: _score(key, sections.get(key), issues, ranges) for key in SCORE_RANGES}
     text_keys = set(TEXT_FIELDS) | {"combined"}
     if layout != "none" and not (set(sections) & text_keys):
         layout = "none"  # only scores were found: no text field to read

@@ -1,4 +1,4 @@
-"""How the in-process vLLM engine is started on a CPU (no vLLM needed for these)."""
+"""How the in-process vLLM engine is started on a CPU and named (no vLLM needed for these)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from scorers.lm.vllm import all_cores_for_cpu_engine
+from scorers.lm.vllm import all_cores_for_cpu_engine, engine_identity
 
 VARIABLES = ("VLLM_CPU_OMP_THREADS_BIND", "VLLM_CPU_NUM_OF_RESERVED_CPU")
 
@@ -40,3 +40,12 @@ def test_the_users_own_core_settings_win(monkeypatch, clean_environment, name, v
         assert os.environ[name] == value
         assert all(os.environ.get(other) is None for other in VARIABLES if other != name)
     assert os.environ[name] == value
+
+
+def test_a_quantised_engine_is_another_evaluation_lm():
+    # the identity keys the signature and the score cache: fp8 weights on the fly must not be
+    # ranked beside, or reuse the cached scores of, the bf16 model of the same id
+    base = "vllm/meta-llama/Llama-3.1-8B-Instruct@abc"
+    assert engine_identity(base, "bfloat16", None) == f"{base}:bfloat16"
+    assert engine_identity(base, "bfloat16", "fp8") == f"{base}:bfloat16+fp8"
+    assert engine_identity(base, "float16", "awq") != engine_identity(base, "float16", None)

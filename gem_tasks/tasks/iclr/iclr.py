@@ -21,6 +21,7 @@ from gem_tasks.tasks.samples import (
 from scorers.data.paper_docs import BASELINE, VERDICT_REPLY
 from scorers.metrics.decision import RULES, verdict_question
 from scorers.registry import metric_spec
+from scorers.scales import scale_named
 
 __all__ = ["ask_verdict", "baseline_verdict", "iclr"]
 
@@ -33,7 +34,8 @@ def ask_verdict() -> Solver:
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         review = state.output
-        state.messages.append(ChatMessageUser(content=verdict_question()))
+        scale = scale_named(state.metadata.get("rating_scale") or "iclr")
+        state.messages.append(ChatMessageUser(content=verdict_question(scale)))
         state = await generate(state)
         state.metadata[VERDICT_REPLY] = state.output.completion if state.output else ""
         state.output = review

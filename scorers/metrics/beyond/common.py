@@ -22,10 +22,12 @@ __all__ = [
     "quote",
 ]
 
-BEYOND_VERSION = 3
-"""3: Yes/No verdicts are read by the project's one reader (also "Verdict: yes" and JSON strings)
-with its 16 new tokens (2: Beyond's own reader, 8 tokens), and point lists tolerate doubled list
-markers, markdown labels and "Category: point" (2 read none of those)."""
+BEYOND_VERSION = 4
+"""4: the rating error reads a review's rating on the data's scale (:mod:`scorers.scales`: ICLR
+2020's 1-8, ICLR 2026's 0-10; 3 read every rating on 1-10). 3: Yes/No verdicts are read by the
+project's one reader (also "Verdict: yes" and JSON strings) with its 16 new tokens (2: Beyond's
+own reader, 8 tokens), and point lists tolerate doubled list markers, markdown labels and
+"Category: point" (2 read none of those)."""
 JUDGE_ROLE = "judge"
 """Inspect model role of the match and question judges (falls back to the evaluation LM)."""
 PREPROCESSOR_ROLE = "preprocessor"

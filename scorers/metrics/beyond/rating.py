@@ -3,8 +3,9 @@ the experts'.
 
 MAE_p = |r̂ − mean_j r_j| (``against="mean"``, our choice; spec M6) or mean_j |r̂ − r_j|
 (``against="each"``), with r̂ the rating read from the review (``Rating: 6``, ``<rating>6</rating>``)
-and r_j the reference reviews' ratings on the dataset's scale (mapped to the ICLR scale by the
-dataset builder). When the candidate is the held-out human review itself (the human baseline
+and r_j the reference reviews' ratings on the dataset's scale (:mod:`scorers.scales`: the
+record's, e.g. ICLR 2026's 0-10; the builder maps every form onto ICLR's), on which a rating read
+from the review must lie. When the candidate is the held-out human review itself (the human baseline
 row), r̂ is that review's stored rating from the data: a human review's text rarely states it,
 and the form's value is what the reviewer gave. The model's number is the mean over papers with
 a readable rating; a review whose rating cannot be read is unscored with the reason (never 0); a
@@ -17,6 +18,7 @@ from typing import Any
 
 from scorers.metrics.beyond.family import BeyondMetric, Unscorable
 from scorers.resources import Resources
+from scorers.scales import scale_named
 from scorers.text.structured import parse_review
 from scorers.types import Item
 
@@ -44,10 +46,12 @@ class RatingErrorMetric(BeyondMetric):
     ) -> tuple[float, str]:
         if not item.candidate.strip():
             raise Unscorable("empty candidate: there is no review to read")
+        scale = scale_named(item.paper.rating_scale)
+        details["rating_scale"] = scale.name
         if item.candidate_is_held_out and item.held_out.rating is not None:
             rating, source = float(item.held_out.rating), "stored with the held-out review"
         else:
-            parsed = parse_review(item.candidate)
+            parsed = parse_review(item.candidate, rating_range=(scale.low, scale.high))
             rating, source = parsed.scores["rating"], "read from the review"
             if rating is None:
                 why = (

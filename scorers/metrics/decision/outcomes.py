@@ -33,6 +33,7 @@ from scorers.metrics.decision.verdicts import (
     COMMITTEE_RULES,
     VERDICT_PROMPT,
     other_reviewers_rating,
+    scale_of,
     verdict_of,
 )
 from scorers.registry import Metric, MetricSpec
@@ -53,16 +54,19 @@ __all__ = [
     "wilson_interval",
 ]
 
-DECISION_VERSION = 1
+DECISION_VERSION = 2
+"""2: ratings, thresholds and the verdict question on the data's rating scale (the question's
+wording on ICLR's scale unchanged; ICLR 2020's asks for 1-8, ICLR 2026's for 0-10)."""
 
 KINDS = ("accuracy", "balanced_accuracy", "fpr", "fnr", "auc", "rating_error")
 
 
 @dataclass(frozen=True)
 class DecisionSignature(Signature):
-    """What a decision number depends on: the accept threshold of the scale and the verdict
-    question's wording."""
+    """What a decision number depends on: the rating scale (the data's, :mod:`scorers.scales`)
+    and its accept threshold, and the verdict question's wording."""
 
+    scale: str = "iclr"
     threshold: float = ACCEPT_THRESHOLD
     prompts: dict[str, str] | None = None
 
@@ -171,10 +175,13 @@ class DecisionMetric(Metric):
         )
 
     async def ascore(self, item: Item, resources: Resources) -> Result:
+        scale = scale_of(item)
         signature = DecisionSignature(
             metric=self.name,
             family="decision",
             version=self.spec.version,
+            scale=scale.name,
+            threshold=scale.accept_threshold,
             prompts=prompt_hashes([VERDICT_PROMPT]),
         )
         if not item.candidate.strip() and item.baseline is None:
@@ -187,6 +194,8 @@ class DecisionMetric(Metric):
             "rating": verdict.rating,
             "predicted_accept": verdict.accept,
             "accept": truth,
+            "rating_scale": scale.name,
+            "accept_threshold": scale.accept_threshold,
         }
         if verdict.missing:
             details["verdict_missing"] = verdict.missing

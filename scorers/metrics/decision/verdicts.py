@@ -1,8 +1,8 @@
-"""Where a verdict comes from and how it is read: a rating on ICLR's 1-10 scale and an
-accept/reject decision, stated by the model under test in a follow-up turn after its review, by
-the held-out human reviewer's stored rating, or by a rule that needs no reviewer (the baseline
-rows). A verdict that cannot be read, or that the data cannot give, carries the reason; nothing
-is guessed.
+"""Where a verdict comes from and how it is read: a rating on the venue's scale (the paper's
+``rating_scale``, :mod:`scorers.scales`) and an accept/reject decision, stated by the model
+under test in a follow-up turn after its review, by the held-out human reviewer's stored
+rating, or by a rule that needs no reviewer (the baseline rows). A verdict that cannot be read,
+or that the data cannot give, carries the reason; nothing is guessed.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import prompts
+from scorers.scales import DEFAULT_SCALE, VenueScale, scale_named
 from scorers.types import Item
 
 __all__ = [
@@ -24,15 +25,15 @@ __all__ = [
     "Verdict",
     "other_reviewers_rating",
     "parse_verdict",
+    "scale_of",
     "verdict_of",
     "verdict_question",
 ]
 
-ACCEPT_THRESHOLD = 6.0
-"""The lowest rating on the accept side of the scale every record's ratings are on (ICLR
-2024/25's 1-10, onto which the builder maps every form; ICLR 2020's 1/3/6/8 and ICLR 2023's
-1/3/5/6/8/10 are already on it): 6, "marginally above the acceptance threshold" (2023+) or "weak
-accept" (2020). A rating at or above it leans to acceptance."""
+ACCEPT_THRESHOLD = DEFAULT_SCALE.accept_threshold
+"""The lowest rating on the accept side of ICLR's scale (the default; every scale of
+:mod:`scorers.scales` has its own, 6 on each: "marginally above the acceptance threshold", ICLR
+2020's "weak accept"). A rating at or above it leans to acceptance."""
 
 VERDICT_PROMPT = "decision/verdict_user"
 """The follow-up question, asked in the review's conversation after the review."""
@@ -40,12 +41,14 @@ VERDICT_PROMPT = "decision/verdict_user"
 RULES = {
     "always_reject": "reject every paper (the majority class at ICLR)",
     "base_rate": "accept each paper with the dataset's acceptance rate, by a seeded coin",
-    "committee": f"accept when the mean rating of the other reviewers is at least "
-    f"{ACCEPT_THRESHOLD:g}; that mean is the rule's rating",
-    "committee_all_reviewers": f"accept when the mean rating of every official reviewer of the "
-    f"paper is at least {ACCEPT_THRESHOLD:g}; that mean is the rule's rating. The ratings are the "
-    "paper-level list of the venue's decision data, so the held-out reviewer's is among them: "
-    "not the leave-one-out committee (for data whose reviews carry no rating)",
+    "committee": "accept when the mean rating of the other reviewers is at least the lowest "
+    "accept-side rating of the venue's scale (6 on every ICLR scale); that mean is the rule's "
+    "rating",
+    "committee_all_reviewers": "accept when the mean rating of every official reviewer of the "
+    "paper is at least the lowest accept-side rating of the venue's scale (6 on every ICLR "
+    "scale); that mean is the rule's rating. The ratings are the paper-level list of the venue's "
+    "decision data, so the held-out reviewer's is among them: not the leave-one-out committee "
+    "(for data whose reviews carry no rating)",
 }
 """The baseline rules that state a verdict with no reviewer."""
 
@@ -54,9 +57,20 @@ COMMITTEE_RULES = frozenset({"committee", "committee_all_reviewers"})
 reviewers would compare it with itself)."""
 
 
-def verdict_question() -> str:
-    """The verdict follow-up's text (``prompts/decision/verdict_user.jinja``)."""
-    return prompts.render(VERDICT_PROMPT, threshold=f"{ACCEPT_THRESHOLD:g}")
+def verdict_question(scale: VenueScale = DEFAULT_SCALE) -> str:
+    """The verdict follow-up's text (``prompts/decision/verdict_user.jinja``) on the venue's
+    scale: its range, its labelled values and its accept threshold."""
+    return prompts.render(
+        VERDICT_PROMPT,
+        low=f"{scale.low:g}",
+        high=f"{scale.high:g}",
+        points=scale.points(),
+    )
+
+
+def scale_of(item: Item) -> VenueScale:
+    """The scale of the item's paper (``Paper.rating_scale``)."""
+    return scale_named(item.paper.rating_scale)
 
 
 @dataclass(frozen=True)
@@ -80,19 +94,20 @@ _ALTERNATIVES = re.compile(
 _WORD = re.compile(r"\b(accept|reject)(?:ed|s)?\b", re.IGNORECASE)
 
 
-def parse_verdict(reply: str) -> Verdict:
+def parse_verdict(reply: str, scale: VenueScale = DEFAULT_SCALE) -> Verdict:
     """The rating and decision a follow-up reply states. Read: a labelled rating ("Rating: 6",
     "**Rating**: 6", "rating is 6") else "6/10"; the first of accept/reject (or "accepted",
     "rejected") on the reply's "Decision" line, else the one of them the reply uses when it uses
-    only one. A rating outside 1-10 is not a rating; a "Decision" line that offers both ("Accept
+    only one. A rating outside the scale's range (1-10 by default; ICLR 2026's 0-10) is not a
+    rating; a "Decision" line that offers both ("Accept
     or Reject": the question's words given back), or a reply using both words with no such
     line, states no decision. ``missing`` says which part could not be read."""
     text = reply or ""
     found = _RATING.search(text) or _OUT_OF_TEN.search(text)
     rating = float(found.group(1)) if found else None
     problems = []
-    if rating is not None and not 1 <= rating <= 10:
-        problems.append(f"a rating of {rating:g} is outside the 1-10 scale")
+    if rating is not None and not scale.contains(rating):
+        problems.append(f"a rating of {rating:g} is outside the {scale.low:g}-{scale.high:g} scale")
         rating = None
     elif rating is None:
         problems.append("no rating")
@@ -145,7 +160,7 @@ def _rule_verdict(item: Item, rule: Mapping[str, Any]) -> Verdict:
         mean = other_reviewers_rating(item)
         if mean is None:
             return Verdict(None, None, source, "the other reviewers' reviews carry no rating")
-        return Verdict(mean, mean >= ACCEPT_THRESHOLD, source)
+        return Verdict(mean, scale_of(item).accepts(mean), source)
     if name == "committee_all_reviewers":
         ratings = item.paper.official_ratings
         if not ratings:
@@ -155,14 +170,14 @@ def _rule_verdict(item: Item, rule: Mapping[str, Any]) -> Verdict:
             )
             return Verdict(None, None, source, reason)
         mean = sum(ratings) / len(ratings)
-        return Verdict(mean, mean >= ACCEPT_THRESHOLD, source)
+        return Verdict(mean, scale_of(item).accepts(mean), source)
     raise ValueError(f"unknown baseline rule {name!r}; known: {sorted(RULES)}")
 
 
 def verdict_of(item: Item) -> Verdict:
     """The verdict the item's candidate states: a rule's (``item.baseline``), the held-out human
-    reviewer's (their stored rating; accept when at or above :data:`ACCEPT_THRESHOLD`), or the
-    model's follow-up reply's (:func:`parse_verdict`)."""
+    reviewer's (their stored rating; accept when at or above the scale's accept threshold), or
+    the model's follow-up reply's (:func:`parse_verdict`, on the paper's scale)."""
     if item.baseline is not None:
         return _rule_verdict(item, item.baseline)
     if item.candidate_is_held_out:
@@ -174,7 +189,7 @@ def verdict_of(item: Item) -> Verdict:
                 "the held-out reviewer's rating",
                 "the held-out review has no stored rating (the data carries none for it)",
             )
-        return Verdict(rating, rating >= ACCEPT_THRESHOLD, "the held-out reviewer's rating")
+        return Verdict(rating, scale_of(item).accepts(rating), "the held-out reviewer's rating")
     if item.verdict_reply is None:
         return Verdict(
             None,
@@ -183,4 +198,4 @@ def verdict_of(item: Item) -> Verdict:
             "no verdict was asked: the task asks the model its rating and decision after the "
             "review when a decision metric is among the scorers",
         )
-    return parse_verdict(item.verdict_reply)
+    return parse_verdict(item.verdict_reply, scale_of(item))

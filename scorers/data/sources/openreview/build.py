@@ -271,6 +271,7 @@ def _record(
     return {
         "id": paper.id,
         "venue": venue_label(venue_id),
+        "rating_scale": "iclr",  # every form's rating is mapped onto ICLR's (forms.TARGET_SCALE)
         "title": paper.title,
         "abstract": paper.abstract,
         "paper_text": paper_text,

@@ -125,6 +125,7 @@ def reviewbench_record(row: Mapping[str, Any], counts: Counter[str]) -> dict[str
     return {
         "id": paper_id,
         "venue": f"{conference} {year}".strip() if conference else str(row.get("venue_id") or ""),
+        "rating_scale": "iclr",  # read with its year's form: mapped onto ICLR's scale
         "title": str(row.get("title") or ""),
         "abstract": str(row.get("abstract") or ""),
         "paper_text": markdown if isinstance(markdown, str) and markdown.strip() else None,

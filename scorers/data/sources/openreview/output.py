@@ -103,6 +103,9 @@ def record_row(record: PaperRecord, paper_extra: Mapping[str, Any] | None = None
         "abstract": record.abstract,
         "paper_text": record.paper_text,
         "assw": record.assw,
+        # the scale the ratings are on (scorers.scales): the builder's mapped ratings are on
+        # ICLR's ("iclr"), canonical records keep theirs
+        "rating_scale": record.rating_scale,
         **{key: _EXTRA_TYPES[kind](extra.get(key)) for key, kind in PAPER_EXTRAS.items()},
         "reviews": [
             {

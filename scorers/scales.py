@@ -1,0 +1,131 @@
+"""The rating scale a dataset's ratings are on, and where its accept side begins.
+
+Every number that reads a rating (the decision rules and verdicts, rating errors, the verdict
+question the model under test answers) takes the scale from the data: a record's
+``rating_scale`` field when it names one (the OpenReview builder writes ``iclr``: it maps every
+form onto ICLR 2024's scale), else its venue (ICLR 2020's {1,3,6,8}, ICLR 2021-2025's
+{1,3,5,6,8,10}, ICLR 2026's {0,2,4,6,8,10}), else ICLR's 1-10 scale, the one the builder maps
+onto. The scale's accept threshold is its lowest rating on the accept side: 6 on all of them
+("marginally above the acceptance threshold", ICLR 2020's "weak accept").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["DEFAULT_SCALE", "SCALES", "VenueScale", "scale_named", "venue_scale"]
+
+
+@dataclass(frozen=True)
+class VenueScale:
+    """A venue's rating scale: its values, the lowest rating on its accept side, and the
+    meaning of each value as the verdict question states it."""
+
+    name: str
+    values: tuple[float, ...]
+    accept_threshold: float
+    labels: tuple[tuple[float, str], ...]
+    description: str
+
+    @property
+    def low(self) -> float:
+        return min(self.values)
+
+    @property
+    def high(self) -> float:
+        return max(self.values)
+
+    def contains(self, rating: float) -> bool:
+        """Whether a stated rating is on the scale's range (a model may state a value between
+        two of the form's values: it is read as stated)."""
+        return self.low <= rating <= self.high
+
+    def accepts(self, rating: float) -> bool:
+        """Whether a rating is on the accept side."""
+        return rating >= self.accept_threshold
+
+    def points(self) -> str:
+        """The labelled values, as the verdict question lists them."""
+        return ", ".join(f"{value:g}: {label}" for value, label in self.labels)
+
+
+_ICLR_LABELS = (
+    (1.0, "strong reject"),
+    (3.0, "reject"),
+    (5.0, "marginally below the acceptance threshold"),
+    (6.0, "marginally above the acceptance threshold"),
+    (8.0, "accept"),
+    (10.0, "strong accept"),
+)
+
+SCALES: dict[str, VenueScale] = {
+    scale.name: scale
+    for scale in (
+        VenueScale(
+            "iclr",
+            (1.0, 3.0, 5.0, 6.0, 8.0, 10.0),
+            6.0,
+            _ICLR_LABELS,
+            "ICLR 2021-2025's recommendation {1,3,5,6,8,10} on a 1-10 range, onto which the "
+            "OpenReview builder maps every venue's form",
+        ),
+        VenueScale(
+            "iclr2020",
+            (1.0, 3.0, 6.0, 8.0),
+            6.0,
+            ((1.0, "reject"), (3.0, "weak reject"), (6.0, "weak accept"), (8.0, "accept")),
+            "ICLR 2020's rating {1,3,6,8}",
+        ),
+        VenueScale(
+            "iclr2018",
+            tuple(float(v) for v in range(1, 11)),
+            6.0,
+            _ICLR_LABELS,
+            "ICLR 2018-2019's rating 1-10",
+        ),
+        VenueScale(
+            "iclr2026",
+            (0.0, 2.0, 4.0, 6.0, 8.0, 10.0),
+            6.0,
+            (
+                (0.0, "strong reject"),
+                (2.0, "reject"),
+                (4.0, "marginally below the acceptance threshold"),
+                (6.0, "marginally above the acceptance threshold"),
+                (8.0, "accept"),
+                (10.0, "strong accept"),
+            ),
+            "ICLR 2026's rating {0,2,4,6,8,10} (its values as the reviews store them; the "
+            "labels are the ICLR 2024 labels of the same rank)",
+        ),
+    )
+}
+
+DEFAULT_SCALE = SCALES["iclr"]
+_ICLR_YEAR = re.compile(r"\bICLR\b\D*(\d{4})", re.IGNORECASE)
+
+
+def scale_named(name: str) -> VenueScale:
+    """The scale of that name; ``ValueError`` listing the names otherwise."""
+    try:
+        return SCALES[name]
+    except KeyError:
+        raise ValueError(f"unknown rating scale {name!r}; known: {sorted(SCALES)}") from None
+
+
+def venue_scale(venue: str | None, declared: str | None = None) -> VenueScale:
+    """The scale of a record's ratings: the one it declares, else its venue's (ICLR by year),
+    else :data:`DEFAULT_SCALE` (ICLR's, which the builder maps every form onto)."""
+    if declared:
+        return scale_named(declared)
+    found = _ICLR_YEAR.search(venue or "")
+    if found:
+        year = int(found.group(1))
+        if year == 2020:
+            return SCALES["iclr2020"]
+        if year in (2018, 2019):
+            return SCALES["iclr2018"]
+        if year == 2026:
+            return SCALES["iclr2026"]
+    return DEFAULT_SCALE
