@@ -207,7 +207,7 @@ def test_scores_and_form_table_edges():
     assert parse_score(3) == (3.0, None)
     assert parse_score("No rating") == (None, "No rating")
     assert parse_score("") == (None, None) and parse_score(None) == (None, None)
-    assert form_for_year(2031).name == "iclr2024+" and form_for_year(2019).name == "iclr2018-2021"
+    assert form_for_year(2031).name == "iclr2026" and form_for_year(2019).name == "iclr2018-2021"
     assert form_for_year(2022).rating == ("recommendation",)
     with pytest.raises(ValueError, match="2018"):
         form_for_year(2017)

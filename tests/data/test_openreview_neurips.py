@@ -209,7 +209,7 @@ def test_tables_are_exactly_the_spec_tables_onto_the_target_scale():
         assert set(scale.table.values()) == set(TARGET_SCALE)
 
 
-def test_iclr_up_to_2025_is_kept_and_2026_keeps_the_layout_name():
+def test_iclr_up_to_2025_is_kept_and_2026_has_its_own_form():
     content = {"summary": {"value": "S."}, "rating": {"value": "7: odd value"}}
     review = normalise_review(content, form_for_year(2025))
     assert (review.rating, review.rating_raw, review.rating_scale) == (
@@ -217,7 +217,8 @@ def test_iclr_up_to_2025_is_kept_and_2026_keeps_the_layout_name():
         7.0,
         "iclr-1-3-5-6-8-10",
     )
-    assert form_for_year(2026).name == "iclr2024+" and form_for_year(2031).name == "iclr2024+"
+    assert form_for_year(2025).name == "iclr2024+" and form_for_year(2031).name == "iclr2026"
+    assert form_for_year(2026).name == "iclr2026"  # 2024's fields, its own labelled text
     assert form_for_year(2026).rating_scale.name == "iclr2026-0-2-4-6-8-10"
     assert form_for_venue("ICLR.cc/2024/Conference") is form_for_year(2024)
     iclr2023 = normalise_review(

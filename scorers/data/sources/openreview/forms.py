@@ -1,4 +1,5 @@
-"""ICLR review forms, 2018 to the latest year, mapped onto the ICLR 2023 four-section layout.
+"""ICLR review forms, 2018 to the latest year, mapped onto the ICLR 2023 four-section layout
+(ICLR 2026: written as its own labelled sections, below).
 
 The GEM authors' ICLR 2023 data writes every review as (their ``review_format_str``)::
 
@@ -27,6 +28,21 @@ And Reproducibility, S4 Summary Of The Review), rating and confidence fields per
 2024+) or ``recommendation`` (2022, 2023); confidence: ``confidence`` (none in 2020, which asked
 for a free-text ``experience_assessment`` instead).
 
+**ICLR 2026** has 2024/25's fields, but its text is not the four-section layout: it is the form's
+own four sections, each under its heading (:func:`format_labelled`, :data:`ICLR2026_PARTS`)::
+
+    Summary:\\n{summary}\\n\\nStrengths:\\n{strengths}\\n\\n
+    Weaknesses:\\n{weaknesses}\\n\\nQuestions:\\n{questions}
+
+the text of the ``iclr2026`` records ``gem-tasks data fetch iclr2026`` writes
+(:mod:`scorers.data.fetch.iclr2026` joins them with the same function), so a dataset built from
+OpenReview and the fetched one read alike. Checked against real ICLR 2026 review notes (API v2,
+as crawled on 2025-11-22 by imczxx/ICLR2026ReviewTracker, 76,812 review versions): the text
+fields are ``summary``, ``strengths``, ``weaknesses`` and ``questions``; ``rating`` (0, 2, 4, 6, 8
+or 10), ``confidence`` (1-5) and ``soundness``, ``presentation``, ``contribution`` (1-4) are plain
+integers with no label; ``flag_for_ethics_review``, ``details_of_ethics_concerns`` and
+``code_of_conduct`` are left out of the text.
+
 Years after the last listed one use the latest form; a review whose fields match another form
 better (e.g. a union of forms from a Hub dataset) is read with that one (:func:`detect_form`).
 
@@ -51,7 +67,9 @@ that reads 2021 dumps, not from a dump itself (see ``_NEURIPS2021``).
 **Rating scales** (:class:`RatingScale`). The canonical rating is on the ICLR 2024/25 scale
 {1,3,5,6,8,10} (Beyond Rating D2, documented choice): NeurIPS' 10-point scale (2022-2024) maps
 1,2->1; 3->3; 4->5; 5,6->6; 7,8->8; 9,10->10; NeurIPS 2025's 6-point scale 1->1, 2->3, 3->5, 4->6,
-5->8, 6->10; ICLR 2026's {0,2,4,6,8,10} 0->1, 2->3, 4->5, 6->6, 8->8, 10->10. ICLR 2018-2025
+5->8, 6->10; ICLR 2026's {0,2,4,6,8,10} 0->1, 2->3, 4->5, 6->6, 8->8, 10->10 (the notes give the
+number alone; the labels behind the map are the form's wording as reported, not read from a
+note). ICLR 2018-2025
 ratings are kept as they are. The raw number, its label and the scale's name stay with the
 review (:meth:`NormalisedReview.extras`), together with the sub-scores and the structured text
 fields.
@@ -69,6 +87,7 @@ __all__ = [
     "FIELD_NAMES",
     "FORMS",
     "FORMS_BY_YEAR",
+    "ICLR2026_PARTS",
     "ICLR2026_SCALE",
     "NEURIPS2025_SCALE",
     "NEURIPS_10_SCALE",
@@ -85,6 +104,7 @@ __all__ = [
     "detect_form",
     "form_for_venue",
     "form_for_year",
+    "format_labelled",
     "format_sections",
     "normalise_review",
     "parse_score",
@@ -178,8 +198,9 @@ ICLR2026_SCALE = RatingScale(
     "iclr2026-0-2-4-6-8-10",
     "ICLR 2026 rating {0,2,4,6,8,10} onto the nearest ICLR 2024 label (0 strong reject -> 1, "
     "2 reject -> 3, 4 marginally below -> 5, 6 marginally above -> 6, 8 accept -> 8, "
-    "10 strong accept -> 10). The value set is confirmed by counts over all 2026 reviews; "
-    "the 2026 labels are not verified",
+    "10 strong accept -> 10). The value set is checked on real 2026 review notes (76,812 "
+    "review versions, all on it); the notes give the number alone, so the labels are the form's "
+    "wording as reported, not read from a note",
     _table({0: 1, 2: 3, 4: 5, 6: 6, 8: 8, 10: 10}),
 )
 NEURIPS_10_SCALE = RatingScale(
@@ -236,7 +257,8 @@ class ReviewForm:
     ``fields`` names the form field behind each structured field (:data:`FIELD_NAMES`),
     ``scores`` the 1-4 sub-score fields kept (:data:`SCORE_NAMES`), ``rating_scale`` how the
     rating maps onto :data:`TARGET_SCALE`, ``conference`` the forms :func:`detect_form` may
-    switch between.
+    switch between. ``labelled``, where set, makes the text each of those fields under its
+    label (:func:`format_labelled`) instead of the four-section layout (ICLR 2026).
     """
 
     name: str
@@ -247,6 +269,7 @@ class ReviewForm:
     scores: tuple[str, ...] = ()
     rating_scale: RatingScale = ICLR_STANDARD_SCALE
     conference: str = "ICLR"
+    labelled: tuple[Part, ...] = ()
 
     @property
     def text_fields(self) -> tuple[str, ...]:
@@ -321,9 +344,19 @@ _ICLR2024 = ReviewForm(
     ),
     scores=("soundness", "presentation", "contribution"),
 )
-# Same fields as 2024/25 (the layout keeps the "iclr2024+" name); the rating moved to
-# {0,2,4,6,8,10}.
-_ICLR2026 = replace(_ICLR2024, rating_scale=ICLR2026_SCALE)
+ICLR2026_PARTS = (
+    Part("summary", "Summary"),
+    Part("strengths", "Strengths"),
+    Part("weaknesses", "Weaknesses"),
+    Part("questions", "Questions"),
+)
+"""ICLR 2026's text fields and the headings its text is written under (:func:`format_labelled`)."""
+
+# Checked against real 2026 review notes (see the module docstring): 2024/25's fields, the
+# rating on {0,2,4,6,8,10}, and the text written as the form's own four labelled sections.
+_ICLR2026 = replace(
+    _ICLR2024, name="iclr2026", rating_scale=ICLR2026_SCALE, labelled=ICLR2026_PARTS
+)
 
 FORMS_BY_YEAR: dict[int, ReviewForm] = {
     2018: _FREE_TEXT,
@@ -531,6 +564,16 @@ def format_sections(sections: tuple[str, str, str, str]) -> str:
     )
 
 
+def format_labelled(content: Mapping[str, Any], parts: tuple[Part, ...] = ICLR2026_PARTS) -> str:
+    """Each field of ``parts`` under its label, in order, the sections joined by a blank line:
+    ``Summary:`` newline summary, blank line, ``Strengths:`` newline strengths, ... Every label
+    is written; a missing or empty field leaves its body empty. ``content`` is a review note's
+    content, v2 ``{"value": ...}`` wrappers or not; each body is the field's text with line
+    endings made newlines and outer whitespace stripped."""
+    content = unwrap_content(content)
+    return "\n\n".join(f"{part.label}:\n{_text(content.get(part.field))}" for part in parts)
+
+
 def _section(content: Mapping[str, Any], parts: tuple[Part, ...]) -> str:
     if len(parts) == 1:
         return _text(content.get(parts[0].field))
@@ -565,16 +608,21 @@ def detect_form(content: Mapping[str, Any], default: ReviewForm) -> ReviewForm:
 
 def normalise_review(content: Mapping[str, Any], form: ReviewForm) -> NormalisedReview:
     """The review ``content`` (v1 plain or v2 wrapped) in the four-section layout of the authors'
-    ICLR 2023 data, with rating and confidence parsed by ``form`` and the rating mapped by its
-    scale onto :data:`TARGET_SCALE` (raw number, label and scale name kept)."""
+    ICLR 2023 data (a form with ``labelled`` parts, ICLR 2026: its own labelled sections), with
+    rating and confidence parsed by ``form`` and the rating mapped by its scale onto
+    :data:`TARGET_SCALE` (raw number, label and scale name kept)."""
     content = unwrap_content(content)
     sections = tuple(_section(content, parts) for parts in form.sections)
     assert len(sections) == 4
     rating_raw, rating_label = _first_score(content, form.rating)
     confidence, confidence_label = _first_score(content, form.confidence)
     scale = form.rating_scale.resolve(rating_label)
+    if form.labelled:
+        text = format_labelled(content, form.labelled)
+    else:
+        text = format_sections(sections)  # type: ignore[arg-type]
     return NormalisedReview(
-        text=format_sections(sections),  # type: ignore[arg-type]
+        text=text,
         sections=sections,  # type: ignore[arg-type]
         rating=scale.map(rating_raw),
         confidence=confidence,
