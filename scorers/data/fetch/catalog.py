@@ -9,11 +9,12 @@ than the ones the committed evidence was computed on stops and says so.
 from __future__ import annotations
 
 import json
+import urllib.parse
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scorers.data.fetch import convert
+from scorers.data.fetch import convert, iclr2026
 
 __all__ = ["DATASETS", "Dataset", "SourceFile", "dataset"]
 
@@ -31,7 +32,8 @@ class SourceFile:
     sha256: str | None = None
 
     def url(self, base: str = RAW_BASE) -> str:
-        return f"{base.rstrip('/')}/{self.repo}/{self.commit}/{self.path}"
+        """The file's URL under ``base``, its path percent-encoded (spaces, commas, ...)."""
+        return f"{base.rstrip('/')}/{self.repo}/{self.commit}/{urllib.parse.quote(self.path)}"
 
     def local(self, raw: Path) -> Path:
         """Where it is downloaded: ``<raw>/<owner>+<name>/<path>``."""
@@ -86,6 +88,13 @@ QT = _repo_file("stangelid/qt", "c136ac00e03adf443b90cd65ba0523a3617be01f")
 LFQA_E = _repo_file("YuchenFan48/LFQA-E", "81eb3e37523f2806b25e2f20834ae528239d479d")
 LFQA_E_FIRST = _repo_file("ChenLing03/LFQA-E", "f22577c35c858f2a8a0c134e4d5f55956f1e58ba")
 
+ICLR2026_TRACKER = _repo_file(
+    "imczxx/ICLR2026ReviewTracker", "8dc6f4d36a3417acdbe26b7fc391511f47bf4aa9"
+)
+ICLR2026_ACCEPTED = _repo_file(
+    "alickzhu/iclr2026-papers", "cefdae8fee477c033281c696abdb801d88a273db"
+)
+
 SPACE_SPLITS = QT(
     "data/space_summ_splits.txt", "837ed47f418c036cfcf26c97196ae7549e5ef951017bffcc543919865eed7f42"
 )
@@ -124,6 +133,48 @@ def _decisions(raw: Path, out: Path, data_dir: Path) -> list[str]:
             venue=venue,
         )
     return written
+
+
+# The list's sha256 is that of its bytes rebuilt from the tracker's paper files the way its
+# generate_static_site.py writes them, which give git blob 78fb0a68, the list's blob in the tree
+# at 8dc6f4d3 (the bytes themselves were not at hand: checked by their git object id).
+ICLR2026_LIST = ICLR2026_TRACKER(
+    iclr2026.LIST_PATH, "bb2617d5fb57ec417ce946fedf3af4ebced862f407a0def2b525fac95d944115"
+)
+ICLR2026_LISTS = {
+    "alignment, fairness, safety, privacy, and societal considerations": (
+        "50373c3743bbc9ad806631a5d6b3d0061b151caaf2b209e8d31048f205b1438d"
+    ),
+    "applications to computer vision, audio, language, and other modalities": (
+        "be8aa20b2b05e0efa6a48a225a7438d8ee38069b18c16b1cf38300e80f0bedda"
+    ),
+    "datasets and benchmarks": "3e2a9a86a974177a1882c18efb7766d6f40698de27dbaca473ac251c442c1129",
+    "foundation or frontier models, including LLMs": (
+        "f523280e0bfc8190bf311d74697baf4ec7489e38bfe70467bae585a827bc5303"
+    ),
+    "generative models": "f22c891365566040d6ac04abf98b72c32a9a6c21e26b0d20e9f7739bf0c8eea6",
+    "interpretability and explainable AI": (
+        "9e3e4cca9f808ab8407b70312c24bc416e6ab98cd11f91d8d209130c9210ea2a"
+    ),
+    "learning theory": "33967e82aab1fd81f49fbb1bbdb4d7d7c49d347c192f9478c5907c637f14a812",
+    "optimization": "f8931704378ee5d198e649760efeaf52f472bda57017b471e7f6be60caafdecd",
+    "probabilistic methods (Bayesian methods, variational inference, sampling, UQ, etc.)": (
+        "b8e8ddd81c8a666cbfd6b5734a2a7f7c8468f627742f51ccc49bfe3d226fa798"
+    ),
+    "reinforcement learning": "70aa2c385ec3f4455e447c88723c9826fe7fc27d99c41cdf3125b940e4086ce3",
+    "transfer learning, meta learning, and lifelong learning": (
+        "6d191aac239144ec418e95bacf5860b0e978c94f1e0197dc95dc8e363c1d5e13"
+    ),
+    "unsupervised, self-supervised, semi-supervised, and supervised representation learning": (
+        "3cabd1ff21c286c1aa02ee5b57eaf5d2a2464edd17e6ab915fe1cccf893cbef8"
+    ),
+}
+"""The sha256 of each primary area's accepted list (iclr2026.AREAS, in its order)."""
+
+
+def _iclr2026_papers(raw: Path) -> list[SourceFile]:
+    """The tracker's paper files the converter reads, from its list (already downloaded)."""
+    return [ICLR2026_TRACKER(path) for path in iclr2026.paper_paths(ICLR2026_LIST.local(raw))]
 
 
 def _space_gold(raw: Path) -> list[SourceFile]:
@@ -301,6 +352,44 @@ DATASETS: tuple[Dataset, ...] = (
             "lfqa_e_en.json": None,
             "lfqa_e_en_sample.json": (
                 "b7f5aefcf79382c83a6cfff530460762204d043f0dc79c02c7c6423f2ab352ea"
+            ),
+        },
+    ),
+    Dataset(
+        name="iclr2026",
+        folder="iclr2026",
+        summary="ICLR 2026 (GRE-bench's contamination-free edition): 1,200 submissions, a seeded "
+        "sample of the 13,514 eligible ones of 12 primary areas (and all 13,514), each with "
+        "title, abstract, decision and its official reviews (3 or more: text, rating on "
+        "0/2/4/6/8/10, confidence, soundness, presentation, contribution), as of 2025-11-22",
+        source="OpenReview's ICLR 2026 notes (API v2) as crawled by imczxx/ICLR2026ReviewTracker "
+        "(docs/data/papers-list.json, docs/data/papers/<forum>.json), and the accepted papers "
+        "of 12 primary areas from alickzhu/iclr2026-papers (iclr_paper/*.csv)",
+        licence="each review note is CC BY 4.0 (its OpenReview licence field): attribute "
+        "OpenReview and the ICLR 2026 reviewers; neither repository has a licence file",
+        attribution="Reviews: the ICLR 2026 reviewers, on OpenReview (CC BY 4.0); papers' "
+        "titles and abstracts: their authors, on OpenReview; crawl: imczxx/ICLR2026ReviewTracker; "
+        "accepted lists: alickzhu/iclr2026-papers. Eligible: one of the 12 areas, not withdrawn, "
+        "3 or more official reviews (the latest version of each); a paper on no accepted list "
+        "is 'Reject', marked inferred. Sample: draws 300-1,499 of random.Random(20261127)"
+        ".sample(eligible sorted by id, 1,500) (scorers.data.fetch.iclr2026).",
+        files=(
+            ICLR2026_LIST,
+            *(
+                ICLR2026_ACCEPTED(iclr2026.accepted_list_path(area), ICLR2026_LISTS[area])
+                for area in iclr2026.AREAS
+            ),
+        ),
+        more_files=_iclr2026_papers,
+        convert=lambda raw, out, _: iclr2026.convert(
+            _in(raw, ICLR2026_LIST), _in(raw, ICLR2026_ACCEPTED("x")), out
+        ),
+        outputs={
+            "iclr2026_records.jsonl": (
+                "7bd83efa69c1ee6e541f4e8fb672e135b892f77b8bb59aa3b059a0ead04d7b20"
+            ),
+            "iclr2026_eligible.jsonl": (
+                "9f1d103e246b1258044b3e3d6bb5f63f8d26677529a127780cc4119c0052cedf"
             ),
         },
     ),
