@@ -5,8 +5,11 @@ token ids of context and target for a log-probability; the generator identity, t
 conversation and the decoding settings for a generation. So the marginal term of a reference and
 the preprocessing of a human review are computed once across every candidate model and rerun.
 
-Every row carries a checksum of its value; a row that fails it is deleted and recomputed, and a
-database file that sqlite cannot read is moved aside and started afresh.
+Every row carries a checksum of its value; a row that fails it, or cannot be read at all, is a
+miss: deleted, recomputed and rewritten. A database file that sqlite cannot read is moved aside
+and started afresh; one that fails mid-run leaves the run going without caching in it. The cache
+holds derived data only, so its damage costs recomputation, never a run (see
+:class:`ScoreCache`).
 """
 
 from __future__ import annotations
@@ -65,40 +68,216 @@ def _digest(*parts: str) -> str:
     return digest.hexdigest()
 
 
+class _Undecodable(bytes):
+    """A stored text value that is not valid UTF-8 (a damaged row): never equal to a str."""
+
+
+def _decode(raw: bytes) -> str | bytes:
+    """The connection's text factory: what the default (``str``) returns for valid UTF-8, and
+    the raw bytes for anything else, which every read then treats as a damaged value."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return _Undecodable(raw)
+
+
+_BUSY = {sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
+"""Another connection holds the file (after sqlite's 60 s busy timeout): not damage."""
+_ENVIRONMENT = {
+    sqlite3.SQLITE_IOERR,
+    sqlite3.SQLITE_FULL,
+    sqlite3.SQLITE_CANTOPEN,
+    sqlite3.SQLITE_READONLY,
+    sqlite3.SQLITE_PERM,
+    sqlite3.SQLITE_NOMEM,
+    sqlite3.SQLITE_NOLFS,
+    sqlite3.SQLITE_AUTH,
+}
+"""Errors of the disk, the folder or the machine, not of the file's content: moving the file
+aside would not help."""
+_COMPANIONS = ("-wal", "-shm", "-journal")
+"""sqlite's files beside a database (write-ahead log, its index, rollback journal): they move
+with it, so that a fresh file at the path never replays a damaged file's log."""
+
+
+def _primary_code(error: sqlite3.DatabaseError) -> int | None:
+    code = getattr(error, "sqlite_errorcode", None)
+    return None if code is None else code & 0xFF
+
+
+def _is_busy(error: sqlite3.DatabaseError) -> bool:
+    return _primary_code(error) in _BUSY or "locked" in str(error)
+
+
 class ScoreCache:
-    """The sqlite store. Thread-safe; every write is its own transaction (atomic)."""
+    """The sqlite store. Thread-safe; every write is its own transaction (atomic).
+
+    A damaged cache is never fatal: a value that cannot be read back as it was written (a
+    sqlite error on its row, text that is not UTF-8, a value of the wrong type or shape, a
+    checksum that does not match) is a miss, recomputed by the caller and rewritten over the
+    damaged row; a file sqlite cannot use at all is moved aside to ``<name>.corrupt`` and a
+    fresh one started; a file that fails mid-run is left alone and the run goes on without
+    caching in it. Each kind of problem is warned about once per cache file. A file another
+    process holds locked is waited for (60 s) and, past that, skipped for the read or write
+    at hand, never moved aside.
+    """
 
     def __init__(self, path: Path | str | None = None) -> None:
         self.path = Path(path) if path else default_cache_dir() / "cache.sqlite"
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.stats: Counter[str] = Counter()
         self._lock = threading.Lock()
-        self._connection = self._open()
+        self._reported: set[str] = set()
+        self._disabled = False
+        self._connection: sqlite3.Connection | None = self._open()
 
-    def _open(self) -> sqlite3.Connection:
+    # -- opening ------------------------------------------------------------------------------
+    def _connect(self) -> sqlite3.Connection:
+        connection = sqlite3.connect(self.path, check_same_thread=False, timeout=60)
+        connection.text_factory = _decode
+        return connection
+
+    def _prepare(self, connection: sqlite3.Connection) -> sqlite3.Connection:
+        """Check the file and create or migrate its tables; sqlite3.DatabaseError if the file
+        cannot be used."""
+        connection.execute("PRAGMA journal_mode=WAL")
+        check = connection.execute("PRAGMA quick_check(1)").fetchone()
+        if check != ("ok",):
+            found = "; ".join(str(check[0]).splitlines()) if check else "no answer"
+            raise sqlite3.DatabaseError(f"quick_check: {found}")
+        connection.executescript(_SCHEMA)
+        connection.execute("SELECT count(*) FROM logprobs").fetchone()
+        columns = {row[1] for row in connection.execute("PRAGMA table_info(generations)")}
+        if "hit_limit" not in columns:  # a cache written before replies kept the flag
+            connection.execute("ALTER TABLE generations ADD COLUMN hit_limit INTEGER")
+            connection.commit()
+        return connection
+
+    def _open(self) -> sqlite3.Connection | None:
+        """A usable connection: the file as it is, else (damaged) a fresh file in its place,
+        else (the disk, the folder or a lock is the problem) None: no caching in this file."""
+        for _ in range(2):
+            found = self._identity()
+            connection = None
+            try:
+                connection = self._connect()
+                return self._prepare(connection)
+            except sqlite3.DatabaseError as error:
+                _close_quietly(connection)
+                if _is_busy(error) or _primary_code(error) in _ENVIRONMENT:
+                    return self._give_up(f"cannot be used ({error})")
+                if self._identity() != found:
+                    continue  # another process moved it aside meanwhile: open the new file
+                broken = self.path.with_suffix(self.path.suffix + ".corrupt")
+                try:
+                    self._move_aside(broken)
+                except OSError as move_error:
+                    return self._give_up(
+                        f"is unreadable ({error}) and cannot be moved aside ({move_error})"
+                    )
+                warnings.warn(
+                    f"cache {self.path} is unreadable ({error}); moved to {broken}, a fresh "
+                    "cache starts in its place",
+                    stacklevel=3,
+                )
+                break
+        connection = None
         try:
-            connection = sqlite3.connect(self.path, check_same_thread=False, timeout=60)
-            connection.execute("PRAGMA journal_mode=WAL")
-            connection.executescript(_SCHEMA)
-            connection.execute("SELECT count(*) FROM logprobs").fetchone()
-            columns = {row[1] for row in connection.execute("PRAGMA table_info(generations)")}
-            if "hit_limit" not in columns:  # a cache written before replies kept the flag
-                connection.execute("ALTER TABLE generations ADD COLUMN hit_limit INTEGER")
-                connection.commit()
-            return connection
-        except sqlite3.DatabaseError as exc:
-            broken = self.path.with_suffix(self.path.suffix + ".corrupt")
-            warnings.warn(
-                f"cache {self.path} is unreadable ({exc}); moved to {broken}", stacklevel=2
-            )
-            os.replace(self.path, broken)
-            connection = sqlite3.connect(self.path, check_same_thread=False, timeout=60)
-            connection.executescript(_SCHEMA)
-            return connection
+            connection = self._connect()
+            return self._prepare(connection)
+        except sqlite3.DatabaseError as error:
+            _close_quietly(connection)
+            return self._give_up(f"cannot be used ({error})")
+
+    def _identity(self) -> tuple[int, int] | None:
+        try:
+            stat = self.path.stat()
+        except OSError:
+            return None
+        return stat.st_dev, stat.st_ino
+
+    def _move_aside(self, broken: Path) -> None:
+        os.replace(self.path, broken)
+        for suffix in _COMPANIONS:
+            source, target = Path(f"{self.path}{suffix}"), Path(f"{broken}{suffix}")
+            if source.exists():
+                os.replace(source, target)
+            else:
+                target.unlink(missing_ok=True)  # an earlier damaged file's, not this one's
+
+    def _give_up(self, why: str) -> None:
+        """No caching in this file for the rest of the process (warned once)."""
+        self._disabled = True
+        self._report("disabled", f"cache {self.path} {why}; the run goes on without caching in it")
+        return None
 
     def close(self) -> None:
         with self._lock:
-            self._connection.close()
+            if self._connection is not None:
+                self._connection.close()
+
+    # -- reading and writing (the lock held) ---------------------------------------------------
+    def _report(self, problem: str, message: str) -> None:
+        """Warn about ``problem`` once for this cache file."""
+        if problem not in self._reported:
+            self._reported.add(problem)
+            warnings.warn(message, stacklevel=2)
+
+    def _fetch(self, kind: str, sql: str, key: str) -> tuple | None:
+        """The row of ``key``, or None: absent, or unreadable (a miss, reported)."""
+        if self._disabled or self._connection is None:
+            self.stats[f"{kind}_miss"] += 1
+            return None
+        try:
+            row = self._connection.execute(sql, (key,)).fetchone()
+        except sqlite3.DatabaseError as error:
+            if isinstance(error, sqlite3.ProgrammingError):
+                raise
+            if _is_busy(error):
+                self._busy(error)
+            else:
+                self.stats[f"{kind}_corrupt"] += 1
+                self._damaged(f"reading an entry failed ({error})")
+            row = None
+        if row is None:
+            self.stats[f"{kind}_miss"] += 1
+        return row
+
+    def _discard(self, kind: str, table: str, key: str, what: str) -> None:
+        """A damaged row: deleted (the caller recomputes and rewrites it), counted, reported."""
+        self._write(f"DELETE FROM {table} WHERE key = ?", (key,))
+        self.stats[f"{kind}_corrupt"] += 1
+        self.stats[f"{kind}_miss"] += 1
+        self._damaged(what)
+
+    def _damaged(self, what: str) -> None:
+        self._report(
+            "damaged",
+            f"cache {self.path} holds damaged entries ({what}); they are read as misses, "
+            "recomputed and rewritten (further ones in this file are not reported)",
+        )
+
+    def _busy(self, error: sqlite3.DatabaseError) -> None:
+        self._report(
+            "busy",
+            f"cache {self.path} stayed locked by another connection for 60 s ({error}); "
+            "entries that could not be read or written then are recomputed when next needed",
+        )
+
+    def _write(self, sql: str, parameters: tuple) -> None:
+        """One statement in its own transaction; a failure never reaches the caller."""
+        if self._disabled or self._connection is None:
+            return
+        try:
+            with self._connection:
+                self._connection.execute(sql, parameters)
+        except sqlite3.DatabaseError as error:
+            if isinstance(error, sqlite3.ProgrammingError):
+                raise
+            if _is_busy(error):
+                self._busy(error)
+            else:
+                self._give_up(f"can no longer be written ({error})")
 
     # -- log-probabilities --------------------------------------------------------------------
     @staticmethod
@@ -113,29 +292,24 @@ class ScoreCache:
 
     def get_logprob(self, key: str) -> LogprobResult | None:
         with self._lock:
-            row = self._connection.execute(
-                "SELECT total, n_tokens, checksum FROM logprobs WHERE key = ?", (key,)
-            ).fetchone()
+            row = self._fetch(
+                "logprob", "SELECT total, n_tokens, checksum FROM logprobs WHERE key = ?", key
+            )
             if row is None:
-                self.stats["logprob_miss"] += 1
                 return None
             total, n_tokens, checksum = row
-            if (
-                not isinstance(total, float)
-                or not isinstance(n_tokens, int)
-                or checksum != self._logprob_checksum(total, n_tokens)
-            ):
-                self._connection.execute("DELETE FROM logprobs WHERE key = ?", (key,))
-                self._connection.commit()
-                self.stats["logprob_corrupt"] += 1
-                self.stats["logprob_miss"] += 1
+            if not isinstance(total, float) or not isinstance(n_tokens, int):
+                self._discard("logprob", "logprobs", key, "a value of the wrong type")
+                return None
+            if checksum != self._logprob_checksum(total, n_tokens):
+                self._discard("logprob", "logprobs", key, _mismatch(checksum))
                 return None
             self.stats["logprob_hit"] += 1
             return LogprobResult(total=total, n_tokens=n_tokens)
 
     def put_logprob(self, key: str, result: LogprobResult) -> None:
-        with self._lock, self._connection:
-            self._connection.execute(
+        with self._lock:
+            self._write(
                 "INSERT OR REPLACE INTO logprobs VALUES (?, ?, ?, ?)",
                 (
                     key,
@@ -160,26 +334,26 @@ class ScoreCache:
         """The stored reply with its ``hit_limit`` flag; a row written before the flag was
         stored is a miss (so the reply is generated again and the flag is known)."""
         with self._lock:
-            row = self._connection.execute(
-                "SELECT text, checksum, hit_limit FROM generations WHERE key = ?", (key,)
-            ).fetchone()
+            row = self._fetch(
+                "generation",
+                "SELECT text, checksum, hit_limit FROM generations WHERE key = ?",
+                key,
+            )
             if row is None:
-                self.stats["generation_miss"] += 1
                 return None
             text, checksum, code = row
             if code is None:
                 self.stats["generation_stale"] += 1
                 self.stats["generation_miss"] += 1
                 return None
-            if (
-                not isinstance(text, str)
-                or code not in _LIMIT_CODES.values()
-                or checksum != self._generation_checksum(text, code)
-            ):
-                self._connection.execute("DELETE FROM generations WHERE key = ?", (key,))
-                self._connection.commit()
-                self.stats["generation_corrupt"] += 1
-                self.stats["generation_miss"] += 1
+            if isinstance(text, _Undecodable):
+                self._discard("generation", "generations", key, "text that is not UTF-8")
+                return None
+            if not isinstance(text, str) or code not in _LIMIT_CODES.values():
+                self._discard("generation", "generations", key, "a value of the wrong type")
+                return None
+            if checksum != self._generation_checksum(text, code):
+                self._discard("generation", "generations", key, _mismatch(checksum))
                 return None
             self.stats["generation_hit"] += 1
             return Reply(text, hit_limit=None if code < 0 else bool(code))
@@ -188,8 +362,8 @@ class ScoreCache:
         """Store a reply and whether it stopped at its token limit (``text`` a
         :class:`~scorers.lm.base.Reply`; a plain string is stored as "not said")."""
         code = _LIMIT_CODES[hit_limit(text)]
-        with self._lock, self._connection:
-            self._connection.execute(
+        with self._lock:
+            self._write(
                 "INSERT OR REPLACE INTO generations (key, text, checksum, hit_limit) "
                 "VALUES (?, ?, ?, ?)",
                 (key, str(text), self._generation_checksum(str(text), code), code),
@@ -203,32 +377,53 @@ class ScoreCache:
         return _digest("value", kind, *parts)
 
     def get_value(self, key: str) -> Any | None:
-        """A stored model output (JSON data), or None (a tampered row is deleted: a miss)."""
+        """A stored model output (JSON data), or None (a damaged row is deleted: a miss)."""
         with self._lock:
-            row = self._connection.execute(
-                "SELECT value, checksum FROM model_values WHERE key = ?", (key,)
-            ).fetchone()
+            row = self._fetch(
+                "value", "SELECT value, checksum FROM model_values WHERE key = ?", key
+            )
             if row is None:
-                self.stats["value_miss"] += 1
                 return None
             text, checksum = row
-            if not isinstance(text, str) or checksum != _digest(text)[:16]:
-                self._connection.execute("DELETE FROM model_values WHERE key = ?", (key,))
-                self._connection.commit()
-                self.stats["value_corrupt"] += 1
-                self.stats["value_miss"] += 1
+            if isinstance(text, _Undecodable):
+                self._discard("value", "model_values", key, "text that is not UTF-8")
+                return None
+            if not isinstance(text, str):
+                self._discard("value", "model_values", key, "a value of the wrong type")
+                return None
+            if checksum != _digest(text)[:16]:
+                self._discard("value", "model_values", key, _mismatch(checksum))
+                return None
+            try:
+                value = json.loads(text)
+            except (ValueError, RecursionError):
+                self._discard("value", "model_values", key, "JSON that does not parse")
                 return None
             self.stats["value_hit"] += 1
-            return json.loads(text)
+            return value
 
     def put_value(self, key: str, value: Any) -> None:
         """Store a model output (JSON data; floats keep their exact value)."""
         text = json.dumps(value, sort_keys=True)
-        with self._lock, self._connection:
-            self._connection.execute(
+        with self._lock:
+            self._write(
                 "INSERT OR REPLACE INTO model_values VALUES (?, ?, ?)",
                 (key, text, _digest(text)[:16]),
             )
+
+
+def _mismatch(checksum: object) -> str:
+    if isinstance(checksum, _Undecodable):
+        return "a checksum that is not UTF-8"
+    return "a value that does not match its checksum"
+
+
+def _close_quietly(connection: sqlite3.Connection | None) -> None:
+    if connection is not None:
+        try:
+            connection.close()
+        except sqlite3.Error:
+            pass
 
 
 class CachedEvaluationLM:
