@@ -757,6 +757,40 @@ def test_summaries_robustness_describes_what_the_perturbation_model_did(tmp_path
 
 
 @pytest.mark.slow
+def test_summaries_robustness_perturbs_every_system_of_an_article_and_resumes(tmp_path: Path):
+    """One SummEval article is its 16 systems' summaries perturbed (the candidates), one SPACE
+    hotel its 7 aspects' held-out summaries; each (dataset, strategy) row resumes from its log
+    in a later invocation, and other settings are refused."""
+    import json
+
+    from inspect_ai.log import read_eval_log
+
+    from benchmarks.common.resumable import JournalRecord, ResumeRefused
+    from benchmarks.experiments.summaries_robustness.run import main
+    from gem_tasks.tasks.samples import SPACE_DEMO, SUMMEVAL_DEMO
+
+    out = tmp_path / "results"
+    argv = ["--summeval", "1", "--space", "1", "--summeval-data", str(SUMMEVAL_DEMO),
+            "--space-data", str(SPACE_DEMO), "--strategies", "sentence_deletion",
+            "--scorers", "rouge_l", "--out", str(out)]  # fmt: skip
+    main(argv)
+    [summeval_log] = (out / "logs" / "summeval" / "sentence_deletion").glob("*.eval")
+    samples = read_eval_log(str(summeval_log)).samples
+    assert len(samples) == 16
+    assert {s.metadata["perturb_target"] for s in samples} == {"existing candidates"}
+    [space_log] = (out / "logs" / "space" / "sentence_deletion").glob("*.eval")
+    assert len(read_eval_log(str(space_log)).samples) == 7
+    timings = json.loads((out / "timings.json").read_text())
+    assert set(timings) == {"summeval/sentence_deletion", "space/sentence_deletion"}
+    main(argv)  # both rows read from their finished logs
+    journal = JournalRecord.read(out)
+    assert len(journal.data["invocations"]) == 2
+    assert journal.invocations("summeval/sentence_deletion") == 1
+    with pytest.raises(ResumeRefused, match="settings"):
+        main([*argv[:1], "2", *argv[2:]])
+
+
+@pytest.mark.slow
 def test_summeval_correlation_takes_its_system_level_from_the_leaderboard(tmp_path: Path):
     """On the bundled three articles: the summary level is the log's rating_spearman, the system
     level the leaderboard's Spearman ρ of the 16 systems' means with their mean ratings, equal
@@ -804,6 +838,20 @@ def test_summeval_correlation_takes_its_system_level_from_the_leaderboard(tmp_pa
     assert again["system_level"] == result["system_level"]
     assert again["summary_level"] == result["summary_level"]
     assert len(list((out / "logs").glob("*.eval"))) == 1
+    # an invocation after the finished one reads the row from its log (nothing scored again,
+    # the journal keeps both invocations); other settings are refused, not mixed in
+    from benchmarks.common.resumable import JournalRecord, ResumeRefused
+
+    rerun = main(
+        ["--data", str(SUMMEVAL_DEMO), "--articles", "3", "--scorers", "rouge_l", "--out", str(out)]
+    )
+    assert rerun["system_level"] == result["system_level"]
+    journal = JournalRecord.read(out)
+    assert len(journal.data["invocations"]) == 2 and journal.invocations("summeval") == 1
+    assert len(list((out / "logs").glob("*.eval"))) == 1
+    with pytest.raises(ResumeRefused, match="settings"):
+        main(["--data", str(SUMMEVAL_DEMO), "--articles", "2", "--scorers", "rouge_l", "--out",
+              str(out)])  # fmt: skip
 
 
 def tiny_decisions_set(

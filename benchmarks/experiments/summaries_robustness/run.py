@@ -1,7 +1,9 @@
 """Degradations and manipulations on summaries (Scoring Rules paper Tables 4-5, the SummEval and
 SPACE columns) with the embedded SmolLM2-135M as evaluation LM and preprocessor: the strategies
-that apply to summaries, each held-out human summary scored before and after against one other
-human summary. Rule-based: sentence deletion and random replacement within the dataset (a metric
+that apply to summaries, applied to the candidates as the paper does (SummEval: the 16 systems'
+summaries of each article, scored before and after against one human reference summary; SPACE,
+which has no systems: each hotel aspect's held-out human summary, against one other).
+Rule-based: sentence deletion and random replacement within the dataset (a metric
 should penalise them), the fixed elongation (it should not reward it). LLM-based, written by the
 perturbation model (``--model``, default the embedded SmolLM2-135M): deletion & completion, the
 surface report (from the article's lead; for SPACE from the aspect), ultra-concise compression
@@ -9,9 +11,13 @@ surface report (from the article's lead; for SPACE from the aspect), ultra-conci
 unchanged (the 135M model often echoes it) is unscored with that reason and counted.
 
 Data: SummEval's 60 annotated articles and SPACE's development summaries as published (MIT),
-given with ``--summeval-data`` and ``--space-data`` (not shipped with the package).
+``gem-tasks data fetch summeval space`` (or ``--summeval-data`` and ``--space-data``).
 
-    python -m benchmarks.experiments.summaries_robustness.run --summeval 20 --space 50
+    python -m benchmarks.experiments.summaries_robustness.run --summeval 10 --space 25
+
+Every (dataset, strategy) row is its own resumable Inspect run: a stopped invocation is resumed
+by the same command at the same commit (:mod:`benchmarks.common.resumable`; ``--fresh`` starts
+over), and ``timings.json`` sums each row over its invocations.
 
 Writes ``benchmarks/experiments/summaries_robustness/results/``: ``report.md`` and the CSVs of
 ``gem-tasks report`` (the failure counts per dataset), ``perturbations.md``/``.csv`` (what the
@@ -28,25 +34,27 @@ import csv
 import json
 import re
 import statistics
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from inspect_ai import eval as inspect_eval
+from inspect_ai.log import read_eval_log
 
 from benchmarks.common.manifest import Run
 from benchmarks.common.paths import DATA, missing_data
+from benchmarks.common.resumable import Journal, add_fresh_option, run_row
 from gem_tasks.analysis.report import write_report
 from gem_tasks.tasks.robustness import robustness
 from scorers.validation.perturbations import PERTURBATIONS
 from scorers.validation.perturbations.rewriting import ultra_concise_cap
 
 HERE = Path(__file__).resolve().parent
-DATA = {
+DEFAULT_DATA = {
     "summeval": DATA / "summeval" / "summeval_60docs.jsonl",
     "space": DATA / "space" / "space_dev_refs.jsonl",
 }
+SAMPLES_PER = {"summeval": 16, "space": 7}
+"""Samples per SummEval article (its 16 systems' summaries) and per SPACE hotel (its 7 aspects)."""
 STRATEGIES = (
     "sentence_deletion",
     "random_replacement",
@@ -125,12 +133,16 @@ def write_perturbations(rows: list[dict[str, Any]], out: Path) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--summeval", type=int, default=20, help="SummEval articles scored")
-    parser.add_argument("--space", type=int, default=50, help="SPACE hotel aspects scored")
     parser.add_argument(
-        "--summeval-data", type=Path, default=DATA["summeval"], help="SummEval's file"
+        "--summeval", type=int, default=10, help="SummEval articles (16 system summaries each)"
     )
-    parser.add_argument("--space-data", type=Path, default=DATA["space"], help="SPACE's file")
+    parser.add_argument("--space", type=int, default=25, help="SPACE hotels (7 aspects each)")
+    parser.add_argument(
+        "--summeval-data", type=Path, default=DEFAULT_DATA["summeval"], help="SummEval's file"
+    )
+    parser.add_argument(
+        "--space-data", type=Path, default=DEFAULT_DATA["space"], help="SPACE's file"
+    )
     parser.add_argument("--scorer-lm", default="embedded")
     parser.add_argument(
         "--model",
@@ -143,36 +155,44 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--strategies", default=",".join(STRATEGIES), help="comma-separated strategies to run"
     )
+    parser.add_argument(
+        "--scorers",
+        help="comma-separated scorers for both datasets (default: each dataset's set above)",
+    )
     parser.add_argument("--out", type=Path, default=HERE / "results")
+    add_fresh_option(parser)
     args = parser.parse_args(argv)
     data = {"summeval": args.summeval_data, "space": args.space_data}
     missing = [str(p) for p in data.values() if not p.exists()]
     if missing:
         raise SystemExit("\n".join(missing_data(path) for path in missing))
     provenance = Run(args.out, data=list(data.values()), settings=vars(args))
-    timings = {}
+    settings = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}
+    settings.pop("fresh")
+    settings.pop("out")
+    journal = Journal(provenance, settings=settings, fresh=args.fresh, logs=args.out / "logs")
     done: list[dict[str, Any]] = []
-    for name, limit in (("summeval", args.summeval), ("space", args.space)):
+    for name, units in (("summeval", args.summeval), ("space", args.space)):
         for strategy in args.strategies.split(","):
-            started = time.perf_counter()
-            [log] = inspect_eval(
-                robustness(
+            row = f"{name}/{strategy}"
+            path = run_row(
+                journal,
+                row,
+                lambda name=name, strategy=strategy: robustness(
                     perturbation=strategy,
                     dataset=str(data[name]),
-                    scorers=SCORERS[name],
+                    scorers=args.scorers or SCORERS[name],
                     references=1,
                     scorer_lm=args.scorer_lm,
                 ),
+                args.out / "logs" / name / strategy,
                 model=args.model if PERTURBATIONS[strategy].uses_llm else "none",
                 max_tokens=args.max_tokens,
-                limit=limit,
-                log_dir=str(args.out / "logs"),
+                limit=units * SAMPLES_PER[name],
                 display="plain",
             )
-            if log.status != "success":
-                raise SystemExit(f"{name} {strategy} failed: {log.error}")
-            timings[f"{name}/{strategy}"] = round(time.perf_counter() - started, 1)
-            done.append(perturbation_rows(log, name))
+            done.append(perturbation_rows(read_eval_log(path), name))
+    timings = {row: round(journal.seconds(row), 1) for row in journal.rows()}
     (args.out / "timings.json").write_text(json.dumps(timings, indent=1) + "\n")
     write_perturbations(done, args.out)
     write_report([args.out / "logs"], args.out, progress=False)

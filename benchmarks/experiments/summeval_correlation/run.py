@@ -25,16 +25,15 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import time
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from inspect_ai import eval as inspect_eval
 from inspect_ai.log import read_eval_log
 
 from benchmarks.common.manifest import Run
 from benchmarks.common.paths import DATA, missing_data
+from benchmarks.common.resumable import Journal, add_fresh_option, run_row
 from gem_tasks.analysis.leaderboard.compare import compare_logs
 from gem_tasks.analysis.leaderboard.correlate import correlate, write_correlations
 from gem_tasks.analysis.leaderboard.logs import RATING_PREFIX
@@ -132,6 +131,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--scorers", default=SCORERS)
     parser.add_argument("--scorer-lm", default="embedded")
     parser.add_argument("--out", type=Path, default=HERE / "results")
+    add_fresh_option(parser)
     parser.add_argument(
         "--from-log",
         type=Path,
@@ -152,20 +152,31 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         if sorted(s.name for s in log.results.scores) != sorted(metrics):
             raise SystemExit(f"{args.from_log} was not scored with {metrics}")
     else:
-        started = time.perf_counter()
-        [log] = inspect_eval(
-            summeval(
+        # a stopped run resumes with its finished samples (same commit and settings), across
+        # as many invocations as it takes; the time is the journal's sum over them
+        settings = {
+            "data": str(args.data),
+            "articles": args.articles,
+            "scorers": metrics,
+            "scorer_lm": args.scorer_lm,
+        }
+        journal = Journal(provenance, settings=settings, fresh=args.fresh, logs=args.out / "logs")
+        done = run_row(
+            journal,
+            "summeval",
+            lambda: summeval(
                 dataset=str(args.data),
                 candidate="candidates",
                 scorers=metrics,
                 scorer_lm=args.scorer_lm,
             ),
+            args.out / "logs",
             model="none",
             limit=args.articles * 16,
-            log_dir=str(args.out / "logs"),
             display="plain",
         )
-        seconds = time.perf_counter() - started
+        log = read_eval_log(done)
+        seconds = journal.seconds("summeval")
     if log.status != "success":
         raise SystemExit(f"the run failed: {log.error}")
     result: dict[str, Any] = {
