@@ -36,6 +36,7 @@ from typing import Any
 import torch
 
 from scorers.lm.budget import token_budget_batches
+from scorers.lm.cache_argument import cache_kwargs
 from scorers.lm.kv_cache import cache_holding
 from scorers.lm.prefix_tree import DEFAULT_MIN_SHARED, forward_segments, plan_prefix_tree
 
@@ -178,7 +179,7 @@ def decode(
             input_ids=chosen[:, None],
             attention_mask=attention[:, : column + 1],
             position_ids=(lengths + step)[:, None],
-            past_key_values=cache,
+            **cache_kwargs(model, cache),
             use_cache=True,
         )
         logits = out.logits[:, -1]
@@ -231,7 +232,7 @@ def _prefill_shared(
             input_ids=torch.tensor([list(tokens)], device=device),
             attention_mask=torch.ones((1, start + len(tokens)), dtype=torch.long, device=device),
             position_ids=torch.arange(start, start + len(tokens), device=device)[None],
-            past_key_values=cache,
+            **cache_kwargs(model, cache),
             use_cache=True,
             logits_to_keep=1,
         )
@@ -289,7 +290,7 @@ def _prefill(
             input_ids=ids,
             attention_mask=attention,
             position_ids=positions,
-            past_key_values=cache,
+            **cache_kwargs(model, cache),
             use_cache=True,
             logits_to_keep=1,
         )

@@ -17,6 +17,7 @@ from scorers.lm.base import (
     ScoringRequest,
 )
 from scorers.lm.budget import least_padding_batches, token_budget_batches
+from scorers.lm.cache_argument import cache_kwargs, returned_cache
 from scorers.lm.chat import generation_prompts
 from scorers.lm.prefix_tree import DEFAULT_MIN_SHARED, PrefixNode, scoring_plan
 from scorers.lm.transfer import to_device
@@ -388,10 +389,13 @@ class HFEvaluationLM:
                 # no padding anywhere: let the model build its own causal mask
                 attention_mask=None if uniform and one_prefix else to_device(attention, device),
                 position_ids=to_device(position_ids, device),
-                past_key_values=past if past is not None else _empty_cache(self._model.config),
                 use_cache=True,
+                **cache_kwargs(
+                    self._model.get_decoder(),
+                    past if past is not None else _empty_cache(self._model.config),
+                ),
             )
-        layers = output.past_key_values.layers
+        layers = returned_cache(output).layers
         return [
             tuple(
                 (
@@ -552,8 +556,8 @@ class HFEvaluationLM:
                 input_ids=to_device(input_ids, device),
                 attention_mask=to_device(attention, device),
                 position_ids=to_device(position_ids, device),
-                past_key_values=past,
                 use_cache=past is not None,
+                **cache_kwargs(self._model.get_decoder(), past),
             ).last_hidden_state
             selected = hidden[
                 to_device(torch.tensor(hidden_rows), device),
