@@ -79,8 +79,13 @@ def packed_support(model: Any) -> str | None:
             getattr(attention, name, None) is not None for name in ("q_norm", "k_norm")
         ):
             return "layers without plain self-attention (query/key norms or none)"
-        if not all(hasattr(layer.mlp, name) for name in ("gate_proj", "up_proj", "down_proj")):
+        projections = ("gate_proj", "up_proj", "down_proj")
+        if not all(hasattr(layer.mlp, name) for name in projections):
             return "layers without a gated MLP"
+        if any(getattr(getattr(layer.mlp, name), "bias", None) is not None for name in projections):
+            # the packed MLP multiplies by the weights alone: a checkpoint with MLP biases
+            # (Llama's mlp_bias=True) would be scored wrong without a word
+            return "MLP projections with biases (mlp_bias)"
     return None
 
 

@@ -166,6 +166,11 @@ def test_unsupported_models_and_settings_are_refused():
     assert packed.packed_support(small_model()) is None
     assert "activation" in packed.packed_support(small_model(hidden_act="gelu"))
     assert "sliding" in packed.packed_support(small_model("qwen2", use_sliding_window=True))
+    # MLP biases, which the packed MLP would drop: refused, and the padded path is exact there
+    biased = small_model(mlp_bias=True)
+    assert "MLP projections with biases" in packed.packed_support(biased)
+    with pytest.raises(ValueError, match="MLP projections with biases"):
+        HFEvaluationLM(biased, TOKENS, identity="t", packed=True)
     model = small_model(hidden_act="gelu")
     with pytest.raises(ValueError, match="do not cover this model: activation 'gelu'"):
         HFEvaluationLM(model, TOKENS, identity="t", packed=True)
