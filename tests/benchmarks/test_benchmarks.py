@@ -144,7 +144,7 @@ def test_generation_benchmark_demo_runs_this_tree_as_installed_and_reports_failu
 @pytest.mark.usefixtures("isolated_cache")
 def test_cpu_benchmark_on_the_demo_data(tmp_path: Path, monkeypatch):
     scoring = load_benchmark("speed.scoring")
-    monkeypatch.setattr(scoring, "SHARED", tmp_path / "absent")  # the bundled demo
+    monkeypatch.setattr(scoring, "DATA", tmp_path / "absent")  # the bundled demo
     out, workload = tmp_path / "cpu.json", tmp_path / "workload.json"
     exported = scoring.main(["--pairs", "2", "--export-workload", str(workload)])
     assert exported == {"source": "bundled demo", "exported": 4}
