@@ -1337,3 +1337,11 @@ def test_lfqa_e_smoke_run_writes_agreement_and_replacement(tmp_path: Path):
     assert "| rouge_l | 1.000 [" in (out / "results.md").read_text()
     manifest = json.loads((out / "manifest.json").read_text())
     assert {"results.json", "results.md"} <= set(manifest["files"])
+    # a later invocation reads both runs from their logs (scored once), as the journal says
+    from benchmarks.common.resumable import JournalRecord
+
+    again = run.main(["--data", str(data), "--scorers", "rouge_l", "--out", str(out)])
+    assert again["agreement"] == result["agreement"]
+    journal = JournalRecord.read(out)
+    assert len(journal.data["invocations"]) == 2
+    assert journal.invocations("agreement") == journal.invocations("replacement") == 1

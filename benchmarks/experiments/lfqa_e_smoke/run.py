@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 from pathlib import Path
 from typing import Any
 
-from inspect_ai import eval as inspect_eval
+from inspect_ai.log import read_eval_log
 
 from benchmarks.common.manifest import Run
 from benchmarks.common.paths import DATA, missing_data
+from benchmarks.common.resumable import Journal, add_fresh_option, run_row
 from gem_tasks.tasks.judgments import judgments
 from gem_tasks.tasks.robustness import robustness
 from scorers.registry import resolve_metric_names
@@ -91,37 +91,45 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="an LFQA-E file")
     parser.add_argument("--scorers", default=SCORERS, help=f"default {SCORERS}")
     parser.add_argument("--out", type=Path, default=HERE / "results")
+    add_fresh_option(parser)
     args = parser.parse_args(argv)
     resolve_metric_names(args.scorers)  # an unknown name fails before any work
     if not args.data.exists():
         raise SystemExit(missing_data(args.data))
     provenance = Run(args.out, data=[args.data], settings=vars(args))
-    started = time.perf_counter()
-    [agreement] = inspect_eval(
-        judgments(dataset=str(args.data), candidate="candidates", scorers=args.scorers),
-        model="none",
-        log_dir=str(args.out / "logs" / "agreement"),
-        display="plain",
+    # each of the two runs resumes from its log in a later invocation (same commit and settings)
+    settings = {"data": str(args.data), "scorers": args.scorers}
+    journal = Journal(provenance, settings=settings, fresh=args.fresh, logs=args.out / "logs")
+    agreement = read_eval_log(
+        run_row(
+            journal,
+            "agreement",
+            lambda: judgments(dataset=str(args.data), candidate="candidates", scorers=args.scorers),
+            args.out / "logs" / "agreement",
+            model="none",
+            display="plain",
+        )
     )
-    [replacement] = inspect_eval(
-        robustness(
-            dataset=str(args.data),
-            perturbation="random_replacement",
-            scorers=args.scorers,
-            references=1,
-        ),
-        model="none",
-        log_dir=str(args.out / "logs" / "replacement"),
-        display="plain",
+    replacement = read_eval_log(
+        run_row(
+            journal,
+            "replacement",
+            lambda: robustness(
+                dataset=str(args.data),
+                perturbation="random_replacement",
+                scorers=args.scorers,
+                references=1,
+            ),
+            args.out / "logs" / "replacement",
+            model="none",
+            display="plain",
+        )
     )
-    for log in (agreement, replacement):
-        if log.status != "success":
-            raise SystemExit(f"the run failed: {log.error}")
     result = {
         "agreement": agreement_rows(agreement),
         "replacement": replacement_rows(replacement),
         "samples": {"agreement": len(agreement.samples), "replacement": len(replacement.samples)},
-        "seconds": round(time.perf_counter() - started, 1),
+        "seconds": round(sum(journal.seconds(row) for row in journal.rows()), 1),
     }
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "results.json").write_text(json.dumps(result, indent=1) + "\n")
