@@ -46,6 +46,7 @@ WORKSHOP_WORDS: tuple[tuple[str, str], ...] = (
         r"\b(?:reachable|network|ran|run|runs|machine|not|measured|timed) here\b",
     ),
     ("the build machine", r"\bthis project's (?:\d+-core|CPU|GPU|machine)"),
+    ("the tool that lends a GPU machine", r"\bthe device tool\b"),
 )
 
 
@@ -94,6 +95,7 @@ def test_a_planted_workshop_word_is_caught(tmp_path: Path):
         ("Reconstructed from the prose (the seed lost them).", "the seed lost"),
         ("Every formula is in the seeds.", "seeds"),
         ("See the shared notes.", "shared notes"),
+        ("The device tool removed the journal.", "The device tool"),
         ("`--data " + "../" + "shared/data/x.json`", "../" + "shared"),
         ("# Gaming (issue #12)", "issue #12"),
         ("The rewrite budget (#33) changed it.", "(#33"),
