@@ -4,6 +4,7 @@ anything semantic, a tiny randomly initialised Llama for mechanics."""
 from __future__ import annotations
 
 import hashlib
+import http.server
 import importlib
 import importlib.util
 import json
@@ -11,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -452,3 +454,57 @@ def without_code_blocks(text: str) -> str:
                 fence = None
             lines[i] = ""
     return "\n".join(lines)
+
+
+class MirrorHandler(http.server.SimpleHTTPRequestHandler):
+    """Serves a :func:`loopback_mirror` folder with ``Range: bytes=N-`` support (206),
+    recording the ranges asked."""
+
+    ranges: list[str] = []
+
+    def log_message(self, *args: Any) -> None:  # quiet
+        pass
+
+    def do_GET(self) -> None:
+        path = Path(self.translate_path(self.path))
+        if not path.is_file():
+            self.send_error(404)
+            return
+        data = path.read_bytes()
+        asked = self.headers.get("Range")
+        if asked:
+            type(self).ranges.append(asked)
+            start = int(asked.removeprefix("bytes=").rstrip("-"))
+            if start >= len(data):
+                self.send_error(416)
+                return
+            self.send_response(206)
+            data = data[start:]
+        else:
+            self.send_response(200)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@pytest.fixture
+def loopback_mirror(tmp_path: Path):
+    """A loopback HTTP server of a folder laid out as raw.githubusercontent.com lays out pinned
+    sources (``<owner>/<repo>/<commit>/<path>``): yields (base URL, folder). No network."""
+    root = tmp_path / "mirror"
+    root.mkdir()
+    MirrorHandler.ranges = []
+    handler = lambda *a, **k: MirrorHandler(*a, directory=str(root), **k)  # noqa: E731
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}", root
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def put_source(root: Path, spec: Any, data: bytes) -> None:
+    """Put ``data`` on a :func:`loopback_mirror` folder where a pinned ``SourceFile`` is fetched."""
+    path = root / spec.repo / spec.commit / spec.path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)

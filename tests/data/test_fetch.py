@@ -9,17 +9,16 @@ from __future__ import annotations
 import csv
 import dataclasses
 import hashlib
-import http.server
 import io
 import json
 import pickle
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from conftest import MirrorHandler, put_source
 from gem_tasks.cli.data import main as data_main
 from scorers.data.decisions import read_decisions
 from scorers.data.fetch import FetchError, catalog, fetch_dataset, fetch_order, fetched
@@ -28,56 +27,6 @@ from scorers.data.fetch.download import download
 from scorers.data.records import RecordError, load_records
 from scorers.data.sources.gem_release import gem_release_records
 from scorers.data.sources.summaries import lfqa_e_records, space_records, summeval_records
-
-
-class _Handler(http.server.SimpleHTTPRequestHandler):
-    """Serves files with ``Range: bytes=N-`` support (206), recording the ranges asked."""
-
-    ranges: list[str] = []
-
-    def log_message(self, *args):  # quiet
-        pass
-
-    def do_GET(self):
-        path = Path(self.translate_path(self.path))
-        if not path.is_file():
-            self.send_error(404)
-            return
-        data = path.read_bytes()
-        asked = self.headers.get("Range")
-        if asked:
-            type(self).ranges.append(asked)
-            start = int(asked.removeprefix("bytes=").rstrip("-"))
-            if start >= len(data):
-                self.send_error(416)
-                return
-            self.send_response(206)
-            data = data[start:]
-        else:
-            self.send_response(200)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    root = tmp_path / "mirror"
-    root.mkdir()
-    _Handler.ranges = []
-    handler = lambda *a, **k: _Handler(*a, directory=str(root), **k)  # noqa: E731
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}", root
-    httpd.shutdown()
-    httpd.server_close()
-
-
-def _put(root: Path, spec: catalog.SourceFile, data: bytes) -> None:
-    path = root / spec.repo / spec.commit / spec.path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
 
 
 def _sha(data: bytes) -> str:
@@ -215,19 +164,19 @@ def _serve_everything(root: Path) -> dict[str, catalog.Dataset]:
                 (s for s in specs if s.path == path),
                 None,
             ) or catalog.SourceFile(*sorted(repos)[0], path)
-            _put(root, spec, data)
+            put_source(root, spec, data)
             blobs[(spec.repo, spec.path)] = data
 
     put("iclr2023-gem", _gem_release())
     put("iclr2020-gppm", _gppm())
     y2020, y2023 = _paperlists()
-    _put(root, catalog.PAPERLISTS_2020, y2020)
-    _put(root, catalog.PAPERLISTS_2023, y2023)
+    put_source(root, catalog.PAPERLISTS_2020, y2020)
+    put_source(root, catalog.PAPERLISTS_2023, y2023)
     blobs[(catalog.PAPERLISTS_2020.repo, catalog.PAPERLISTS_2020.path)] = y2020
     blobs[(catalog.PAPERLISTS_2023.repo, catalog.PAPERLISTS_2023.path)] = y2023
     put("summeval", {"SUM/SummEval/data.pkl": _summeval()})
     summeval_licence = published["summeval"].licence_file
-    _put(root, summeval_licence, b"MIT License (SummEval fixture)\n")
+    put_source(root, summeval_licence, b"MIT License (SummEval fixture)\n")
     blobs[(summeval_licence.repo, summeval_licence.path)] = b"MIT License (SummEval fixture)\n"
     put("space", _space())
     put("lfqa-e", {"data/unified_benchmark_en.json": json.dumps(LFQA_E).encode()})
@@ -250,8 +199,8 @@ def _serve_everything(root: Path) -> dict[str, catalog.Dataset]:
 
 
 @pytest.fixture
-def fixtures(server, monkeypatch) -> tuple[str, dict[str, catalog.Dataset]]:
-    base, root = server
+def fixtures(loopback_mirror, monkeypatch) -> tuple[str, dict[str, catalog.Dataset]]:
+    base, root = loopback_mirror
     entries = _serve_everything(root)
     monkeypatch.setattr(catalog, "DATASETS", tuple(entries.values()))
     monkeypatch.setattr(catalog, "SPACE_SPLITS", entries["space"].files[0])
@@ -375,8 +324,8 @@ def test_a_dataset_needing_another_is_refused_until_it_is_there(fixtures, tmp_pa
 # --- downloads ----------------------------------------------------------------------------------
 
 
-def test_a_stopped_download_resumes_with_a_range_request(server, tmp_path: Path):
-    base, root = server
+def test_a_stopped_download_resumes_with_a_range_request(loopback_mirror, tmp_path: Path):
+    base, root = loopback_mirror
     data = bytes(range(256)) * 1000
     (root / "f.bin").write_bytes(data)
     target = tmp_path / "out" / "f.bin"
@@ -384,15 +333,15 @@ def test_a_stopped_download_resumes_with_a_range_request(server, tmp_path: Path)
     target.with_name("f.bin.part").write_bytes(data[:100_000])
     assert download(f"{base}/f.bin", target, sha256=_sha(data)) == _sha(data)
     assert target.read_bytes() == data
-    assert _Handler.ranges == ["bytes=100000-"]
+    assert MirrorHandler.ranges == ["bytes=100000-"]
     assert not target.with_name("f.bin.part").exists()
     # a complete file with the pinned digest is not fetched again
     (root / "f.bin").unlink()
     assert download(f"{base}/f.bin", target, sha256=_sha(data)) == _sha(data)
 
 
-def test_changed_bytes_are_refused_and_not_kept(server, tmp_path: Path):
-    base, root = server
+def test_changed_bytes_are_refused_and_not_kept(loopback_mirror, tmp_path: Path):
+    base, root = loopback_mirror
     (root / "f.bin").write_bytes(b"not what was pinned")
     target = tmp_path / "f.bin"
     with pytest.raises(FetchError, match="differs from the pinned"):
@@ -443,17 +392,19 @@ def test_the_pinned_sources_are_commits_and_digests():
         assert entry.outputs and all(d is None or len(d) == 64 for d in entry.outputs.values())
 
 
-def test_many_small_files_are_downloaded_several_at_once(server, tmp_path: Path, monkeypatch):
+def test_many_small_files_are_downloaded_several_at_once(
+    loopback_mirror, tmp_path: Path, monkeypatch
+):
     """A dataset of thousands of small files waits on round trips: downloads overlap (the
     server sees more than one request in flight), and every file still lands whole."""
     import time
 
     from scorers.data.fetch.fetching import _download_all
 
-    base, root = server
+    base, root = loopback_mirror
     in_flight, most = [0], [0]
     lock = threading.Lock()
-    original = _Handler.do_GET
+    original = MirrorHandler.do_GET
 
     def slow_get(self):
         with lock:
@@ -466,11 +417,11 @@ def test_many_small_files_are_downloaded_several_at_once(server, tmp_path: Path,
             with lock:
                 in_flight[0] -= 1
 
-    monkeypatch.setattr(_Handler, "do_GET", slow_get)
+    monkeypatch.setattr(MirrorHandler, "do_GET", slow_get)
     specs = []
     for k in range(24):
         spec = catalog.SourceFile("o/r", "c" * 40, f"f{k}.txt", _sha(f"file {k}".encode()))
-        _put(root, spec, f"file {k}".encode())
+        put_source(root, spec, f"file {k}".encode())
         specs.append(spec)
     digests = _download_all(specs, tmp_path / "raw", base, None)
     assert len(digests) == 24

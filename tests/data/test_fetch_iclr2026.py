@@ -27,16 +27,14 @@ from __future__ import annotations
 import csv
 import dataclasses
 import hashlib
-import http.server
 import io
 import json
 import random
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from conftest import put_source
 from scorers.data.fetch import catalog, fetch_dataset, fetched, iclr2026
 from scorers.data.records import RecordError, load_records
 
@@ -285,43 +283,17 @@ def test_an_accepted_list_of_another_shape_is_refused(tmp_path: Path):
 # --- end to end ----------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    """A loopback HTTP server of the folder it returns (as tests/data/test_fetch.py's, without
-    its range requests)."""
-    root = tmp_path / "mirror"
-    root.mkdir()
-
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-    handler = lambda *a, **k: Quiet(*a, directory=str(root), **k)  # noqa: E731
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}", root
-    httpd.shutdown()
-    httpd.server_close()
-
-
-def _put(root: Path, spec: catalog.SourceFile, data: bytes) -> None:
-    path = root / spec.repo / spec.commit / spec.path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
-
-
 def test_fetch_downloads_the_list_and_the_papers_it_names_and_converts(
-    server, tmp_path: Path, monkeypatch
+    loopback_mirror, tmp_path: Path, monkeypatch
 ):
-    base, root = server
+    base, root = loopback_mirror
     published = catalog.dataset("iclr2026")
     pinned = []
     for path, data in _lay_out(unlisted=("rzGEfYr2ZC",)).items():
         accepted = path.startswith(iclr2026.ACCEPTED_DIR)
         repo = catalog.ICLR2026_ACCEPTED if accepted else catalog.ICLR2026_TRACKER
         spec = repo(path, hashlib.sha256(data).hexdigest())
-        _put(root, spec, data)  # paths with spaces, commas and parentheses: URLs quote them
+        put_source(root, spec, data)  # paths with spaces, commas and parentheses: URLs quote them
         if path == iclr2026.LIST_PATH or path.startswith("iclr_paper"):
             pinned.append(spec)
     entry = dataclasses.replace(

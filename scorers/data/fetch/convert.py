@@ -12,7 +12,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import pickle
 from collections.abc import Iterable, Sequence
 from importlib import resources
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from scorers.data.records import RecordError
+from scorers.data.sources.openreview.output import atomic_write_bytes, atomic_write_text
 
 __all__ = [
     "GEM_RELEASE_ROWS",
@@ -61,19 +61,17 @@ not listed (withdrawn, desk-rejected, an unknown word) stops the conversion, nam
 
 
 def write_jsonl(path: Path, rows: Iterable[Any], *, ensure_ascii: bool = True) -> None:
-    """Write one JSON object per line (``json.dumps`` defaults, ``\\n`` endings), atomically:
-    a stopped conversion leaves no half-written file under the name."""
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8", newline="\n") as out:
-        for row in rows:
-            out.write(json.dumps(row, ensure_ascii=ensure_ascii) + "\n")
-    os.replace(tmp, path)
+    """Write one JSON object per line (``json.dumps`` defaults, ``\\n`` endings), atomically
+    (:func:`~scorers.data.sources.openreview.output.atomic_write_text`): a stopped conversion
+    leaves no half-written file under the name."""
+    atomic_write_text(
+        path, "".join(json.dumps(row, ensure_ascii=ensure_ascii) + "\n" for row in rows)
+    )
 
 
-def _write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8", newline="")
-    os.replace(tmp, path)
+def _copy(source: Path, target: Path) -> None:
+    """A file as published, byte for byte (no newline translation), written atomically."""
+    atomic_write_bytes(target, source.read_bytes())
 
 
 def _field(row: Any, key: str, where: str) -> Any:
@@ -185,7 +183,7 @@ def gppm_papers(raw: Path, out: Path) -> list[str]:
         raise RecordError(f"{reviews_path}: reviews of papers not listed: {sorted(by_paper)[:5]}")
     write_jsonl(out / "iclr2020_papers.jsonl", papers)
     for path in (items_path, reviews_path):
-        _write_text(out / path.name, path.read_text(encoding="utf-8"))
+        _copy(path, out / path.name)
     return ["iclr2020_papers.jsonl", items_path.name, reviews_path.name]
 
 
@@ -225,7 +223,7 @@ def decisions_csv(
         writer.writerow(
             [paper_id, decision, 0 if decision == "Reject" else 1, str(row.get("rating") or "")]
         )
-    _write_text(out_path, buffer.getvalue())
+    atomic_write_text(out_path, buffer.getvalue())
     return [out_path.name]
 
 
@@ -370,7 +368,7 @@ def lfqa_e_benchmark(raw: Path, sample: Path, out: Path) -> list[str]:
             _field(row, key, f"{path.name}[{k}]")
         if row["label"] not in ("response_a", "response_b", "same"):
             raise RecordError(f"{path.name}[{k}]: label {row['label']!r} is not a preference")
-    _write_text(out / "lfqa_e_en.json", path.read_text(encoding="utf-8"))
+    _copy(path, out / "lfqa_e_en.json")
     sample_path = sample / "data" / "en_test.json"
     sample_rows = _json(sample_path)
     if not isinstance(sample_rows, list) or not sample_rows:
@@ -378,5 +376,5 @@ def lfqa_e_benchmark(raw: Path, sample: Path, out: Path) -> list[str]:
     for k, row in enumerate(sample_rows):
         for key in ("id", "question", "Concise_Reference"):
             _field(row, key, f"{sample_path.name}[{k}]")
-    _write_text(out / "lfqa_e_en_sample.json", sample_path.read_text(encoding="utf-8"))
+    _copy(sample_path, out / "lfqa_e_en_sample.json")
     return ["lfqa_e_en.json", "lfqa_e_en_sample.json"]
