@@ -19,6 +19,7 @@ FETCH_NAMES = {
     "summeval": "summeval",
     "space": "space",
     "lfqa_e": "lfqa-e",
+    "iclr2026": "iclr2026",
 }
 
 
