@@ -92,6 +92,22 @@ def library_versions() -> dict[str, str]:
     return versions
 
 
+def portable(value: Any) -> Any:
+    """``value`` with every path inside the repository written relative to its root (``data/...``
+    rather than where the checkout happens to live), in nested dicts and lists too: a manifest
+    says which files a run read, not the machine's folder layout."""
+    if isinstance(value, dict):
+        return {k: portable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [portable(v) for v in value]
+    if isinstance(value, str | Path) and Path(value).is_absolute():
+        try:
+            return str(Path(value).relative_to(REPO))
+        except ValueError:
+            return str(value) if isinstance(value, Path) else value
+    return value
+
+
 def describe_data(paths: Iterable[str | Path]) -> list[dict]:
     """Each data file or folder a run read: its path, bytes and SHA-256 (None where absent)."""
     described = []
@@ -106,7 +122,7 @@ def describe_data(paths: Iterable[str | Path]) -> list[dict]:
                 else path.stat().st_size
             )
         described.append(
-            {"path": str(raw), "bytes": size, "sha256": sha256(path) if exists else None}
+            {"path": portable(str(raw)), "bytes": size, "sha256": sha256(path) if exists else None}
         )
     return described
 
@@ -203,7 +219,7 @@ class Run:
             "versions": library_versions(),
             "environment": environment(),
             "data": describe_data(data),
-            "settings": settings or {},
+            "settings": portable(settings or {}),
             "started": now(),
         }
 

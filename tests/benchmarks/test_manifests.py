@@ -294,3 +294,19 @@ def test_the_machine_is_described_again_when_the_run_finishes(tmp_path: Path, mo
     seen = {"platform": "p", "cpu": "c", "cpus": 16, "gpu": {"name": "NVIDIA H100 80GB HBM3"}}
     monkeypatch.setattr(manifest, "describe_machine", lambda: seen)
     assert json.loads(run.finish().read_text())["machine"] == seen
+
+
+def test_a_manifest_names_the_repositorys_files_relative_to_its_root(tmp_path: Path):
+    from benchmarks.common.manifest import REPO, Run, portable
+
+    data = REPO / "gem_tasks" / "tasks" / "data"
+    outside = tmp_path / "elsewhere.jsonl"
+    outside.write_text("{}\n")
+    run = Run(tmp_path / "out", data=[data, outside], settings={"data": str(data), "n": 3})
+    assert [d["path"] for d in run.record["data"]] == ["gem_tasks/tasks/data", str(outside)]
+    assert run.record["settings"] == {"data": "gem_tasks/tasks/data", "n": 3}
+    assert portable([REPO / "benchmarks", "/elsewhere", {"k": str(REPO)}]) == [
+        "benchmarks",
+        "/elsewhere",
+        {"k": "."},
+    ]
