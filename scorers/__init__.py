@@ -12,16 +12,24 @@ Nothing here imports inspect_ai, so lm-evaluation-harness or plain Python can us
 """
 
 from scorers.data.records import PaperRecord, RecordError, ReviewRecord, load_records, split_reviews
-from scorers.errors import EvaluationLMError, GemTasksError, MetricError, UnknownMetricError
+from scorers.errors import (
+    EvaluationLMError,
+    GemTasksError,
+    MetricError,
+    UnknownMetricError,
+    Unscored,
+)
 from scorers.lm import load_evaluation_lm, parse_spec
 from scorers.lm.base import EvaluationLM, GenerationSettings, LogprobResult, ScoringRequest
 from scorers.lm.cache import CachedEvaluationLM, ScoreCache
 from scorers.lm.generation import CachedGenerator, LocalGenerator, TextGenerator
+from scorers.lm.threads import run_sync
+from scorers.per_reference import PerReferenceMetric
 from scorers.pmi import NOT_AVAILABLE, Outcome, Reference, pmi_terms, score_review
 from scorers.registry import Metric, MetricSpec, get_metric, list_metrics, register_metric
 from scorers.resources import Resources
 from scorers.signature import Signature
-from scorers.text.judgments import Preprocessed, preprocess_reviews, summarise_assw
+from scorers.text.judgments import Preprocessed, rewrite_reviews, summarise_assw
 from scorers.types import CANDIDATE_IS_JUDGMENTS, Item, Paper, Result, Review
 
 __all__ = [
@@ -41,6 +49,7 @@ __all__ = [
     "MetricSpec",
     "Outcome",
     "Paper",
+    "PerReferenceMetric",
     "PaperRecord",
     "Preprocessed",
     "RecordError",
@@ -54,13 +63,15 @@ __all__ = [
     "Signature",
     "TextGenerator",
     "UnknownMetricError",
+    "Unscored",
     "get_metric",
     "list_metrics",
     "load_evaluation_lm",
     "load_records",
     "parse_spec",
     "pmi_terms",
-    "preprocess_reviews",
+    "rewrite_reviews",
+    "run_sync",
     "register_metric",
     "score_review",
     "split_reviews",

@@ -1,7 +1,20 @@
 """The error classes of gem-tasks: one root, :class:`GemTasksError`, so a caller can catch
 everything the core raises on purpose; each also derives from the builtin it refines."""
 
-__all__ = ["EvaluationLMError", "GemTasksError", "MetricError", "UnknownMetricError"]
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from scorers.signature import Signature
+
+__all__ = [
+    "EvaluationLMError",
+    "GemTasksError",
+    "MetricError",
+    "UnknownMetricError",
+    "Unscored",
+]
 
 
 class GemTasksError(Exception):
@@ -22,3 +35,34 @@ class UnknownMetricError(MetricError, KeyError):
 
     def __str__(self) -> str:  # KeyError quotes its message; say it plainly
         return str(self.args[0]) if self.args else ""
+
+
+class Unscored(GemTasksError):
+    """This item cannot be scored by this metric (bad or missing input, a text that does not fit
+    the model), for ``reason``: not a failure of the machinery. A metric raises it from anywhere
+    in its computation; :meth:`scorers.registry.Metric.ascore` turns it into the unscored
+    :class:`~scorers.types.Result` a harness logs, so no family writes that conversion itself.
+
+    Args:
+        reason: why, in a few words (the result's ``reason``; never empty).
+        explanation: the result's explanation (default ``"unscored: <reason>"``).
+        details: the result's details (what was computed before the item was given up).
+        signature: the result's signature (a metric may attach it where it catches the error on
+            its way out, once the signature is known).
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        explanation: str | None = None,
+        details: dict[str, Any] | None = None,
+        signature: Signature | None = None,
+    ) -> None:
+        if not reason.strip():
+            raise ValueError("an unscored item needs its reason")
+        super().__init__(reason)
+        self.reason = reason
+        self.explanation = explanation or f"unscored: {reason}"
+        self.details = dict(details or {})
+        self.signature = signature

@@ -22,6 +22,7 @@ from scorers.domains import template
 from scorers.errors import GemTasksError
 from scorers.lm.base import ChatMessage, EvaluationLM, ScoringRequest
 from scorers.lm.chat import build_scoring_request
+from scorers.per_reference import explain_mean, no_usable_reference, usable_references
 from scorers.text.judgments import Preprocessed
 
 __all__ = [
@@ -216,23 +217,20 @@ def score_review(
         else:
             candidate_text = preprocessed_candidate.judgments
 
-    usable: list[tuple[str, str]] = []
-    for reference in references:
-        if not reference.text.strip():
-            # never rewritten (a model would invent judgments for it): left out by every metric
-            skipped[reference.id] = "empty reference text"
-            continue
-        if preprocess:
-            if reference.preprocessed is None:
-                raise ValueError(f"reference {reference.id!r} has no preprocessed judgments")
-            if reference.preprocessed.n_judgment_lines == 0:
-                skipped[reference.id] = "its preprocessing produced no judgment lines"
-                continue
-            target = reference.preprocessed.judgments
-        else:
-            target = reference.text.strip()
-        usable.append((reference.id, target))
+    def unusable(reference: Reference) -> str | None:
+        # an empty reference is never rewritten (a model would invent judgments for it)
+        if not preprocess:
+            return None
+        if reference.preprocessed is None:
+            raise ValueError(f"reference {reference.id!r} has no preprocessed judgments")
+        if reference.preprocessed.n_judgment_lines == 0:
+            return "its preprocessing produced no judgment lines"
+        return None
 
+    usable = [
+        (r.id, r.preprocessed.judgments if preprocess and r.preprocessed else r.text.strip())
+        for r in usable_references(references, skipped, reason=unusable)
+    ]
     terms = pmi_terms(
         lm,
         candidate=candidate_text,
@@ -242,33 +240,35 @@ def score_review(
         domain=domain,
     )
     if not terms:
-        detail = "; ".join(f"{k}: {v}" for k, v in skipped.items()) or "no references"
+        reason = no_usable_reference(skipped)
         return Outcome(
             value=None,
-            explanation=f"unscored: no usable reference ({detail})",
+            explanation=f"unscored: {reason}",
             skipped_references=skipped,
             flags=flags,
-            reason=f"no usable reference ({detail})",
+            reason=reason,
         )
     value = sum(t.pmi for t in terms) / len(terms)
-    lines = [f"mean PMI over {len(terms)} reference(s): {value:.3f} nats"]
-    lines += [
-        f"- {t.reference_id}: log P(y|x) = {t.conditional:.3f}, log P(y) = {t.marginal:.3f}, "
-        f"PMI = {t.pmi:.3f} ({t.target_tokens} target tokens)"
-        for t in terms
-    ]
+    headline = f"mean PMI over {len(terms)} reference(s): {value:.3f} nats"
     if "empty_candidate" in flags:
-        lines.insert(0, "the candidate review is empty: it reveals no information (PMI 0)")
+        headline = f"the candidate review is empty: it reveals no information (PMI 0)\n{headline}"
     if "no_judgment_lines" in flags:
-        lines.insert(
-            0,
+        headline = (
             "the preprocessor turned the candidate into no judgment lines: it is "
-            "scored as revealing no information (PMI 0)",
+            f"scored as revealing no information (PMI 0)\n{headline}"
         )
-    lines += [f"- {k} left out: {v}" for k, v in skipped.items()]
+    explanation = explain_mean(
+        headline,
+        [
+            f"- {t.reference_id}: log P(y|x) = {t.conditional:.3f}, log P(y) = {t.marginal:.3f}, "
+            f"PMI = {t.pmi:.3f} ({t.target_tokens} target tokens)"
+            for t in terms
+        ],
+        skipped,
+    )
     return Outcome(
         value=value,
-        explanation="\n".join(lines),
+        explanation=explanation,
         terms=terms,
         skipped_references=skipped,
         flags=flags,

@@ -23,12 +23,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from scorers.errors import MetricError, UnknownMetricError
+from scorers.errors import MetricError, UnknownMetricError, Unscored
+from scorers.types import Result
 
 if TYPE_CHECKING:
     from scorers.corpus import CorpusStatistic
     from scorers.resources import Resources
-    from scorers.types import Item, Result
+    from scorers.types import Item
 
 __all__ = [
     "CORPUS_STATISTIC",
@@ -182,10 +183,25 @@ class Metric(ABC):
         the tasks draw them for it."""
         return "negatives" in self.needs
 
-    @abstractmethod
     async def ascore(self, item: Item, resources: Resources) -> Result:
-        """Score one item (raises only for failures of the machinery, e.g. an unreachable
-        server; bad input gives an unscored result with its reason)."""
+        """Score one item: :meth:`compute`, with an :class:`~scorers.errors.Unscored` it raised
+        turned into the unscored result (its reason, explanation, details and signature). Raises
+        only for failures of the machinery, e.g. an unreachable server."""
+        try:
+            return await self.compute(item, resources)
+        except Unscored as unscored:
+            return Result(
+                value=None,
+                reason=unscored.reason,
+                explanation=unscored.explanation,
+                details=unscored.details,
+                signature=unscored.signature,
+            )
+
+    @abstractmethod
+    async def compute(self, item: Item, resources: Resources) -> Result:
+        """The family's computation of one item's result. Bad input gives an unscored result
+        with its reason, returned or raised as :class:`~scorers.errors.Unscored`."""
 
     def score(self, item: Item, resources: Resources) -> Result:
         """:meth:`ascore` from plain (synchronous) Python."""

@@ -418,6 +418,18 @@ def write_log(
 # -- benchmarks ----------------------------------------------------------------------------------
 
 
+class FunctionGenerator:
+    """A scripted text generator (the core's async ``TextGenerator``) from a plain function
+    ``generate(conversations, settings) -> replies``."""
+
+    def __init__(self, generate, identity: str = "fake") -> None:
+        self._generate = generate
+        self.identity = identity
+
+    async def generate(self, conversations, settings):
+        return self._generate(conversations, settings)
+
+
 def load_benchmark(name: str):
     """A benchmark script as a module, by its dotted name under ``benchmarks`` (``speed.scoring``,
     ``experiments.gaming.run``), imported as ``python -m`` runs it from the repository root."""

@@ -80,11 +80,11 @@ def _enricher(args: argparse.Namespace) -> Any:
         return None
     from scorers.data.sources.openreview.enrich import Enricher, fit_to_context
     from scorers.lm import load_evaluation_lm
+    from scorers.lm.generation import LocalGenerator
 
     lm = load_evaluation_lm(args.scorer_lm, **(args.scorer_lm_args or {}))
     return Enricher(
-        generate=lm.generate,
-        identity=lm.identity,
+        generator=LocalGenerator(lm),
         summaries=args.summaries,
         assw=args.assw,
         fit_text=fit_to_context(lm) if args.assw else None,

@@ -12,6 +12,7 @@ from inspect_ai.model import (
     ChatMessageUser,
     GenerateConfig,
     Model,
+    ModelOutput,
     get_model,
     model_roles,
 )
@@ -21,7 +22,7 @@ from scorers.lm.base import GenerationSettings, Reply
 from scorers.lm.cache import ScoreCache
 from scorers.lm.generation import CachedGenerator, TextGenerator
 
-__all__ = ["model_generator", "role_generators", "to_inspect_messages"]
+__all__ = ["ask_model", "model_generator", "role_generators", "to_inspect_messages"]
 
 
 def to_inspect_messages(messages: Sequence[PlainMessage]) -> list[ChatMessage]:
@@ -33,27 +34,35 @@ def to_inspect_messages(messages: Sequence[PlainMessage]) -> list[ChatMessage]:
     return [kinds[m["role"]](content=m["content"]) for m in messages]
 
 
+async def ask_model(
+    model: Model, conversation: Sequence[PlainMessage], config: GenerateConfig, *, what: str
+) -> tuple[Reply, ModelOutput]:
+    """One conversation put to an Inspect model: the reply (saying whether it stopped at its
+    token limit) and the model's output (its usage). The one place the core's conversations
+    reach an Inspect model; a failed call raises naming ``what``."""
+    output = await model.generate(to_inspect_messages(conversation), config=config)
+    if output.error:
+        raise RuntimeError(f"{what} failed: {output.error}")
+    # "max_tokens": the reply ran to its limit; "model_length": to the model's context
+    stop = output.stop_reason if output.choices else None
+    known = stop not in (None, "unknown")
+    reply = Reply(
+        output.completion, hit_limit=stop in ("max_tokens", "model_length") if known else None
+    )
+    return reply, output
+
+
 def model_generator(model: Model, cache: ScoreCache, *, what: str = "model") -> TextGenerator:
     """``model`` as a cached generator; a failed call raises naming the model."""
 
     async def complete(conversation: Sequence[PlainMessage], settings: GenerationSettings) -> Reply:
-        output = await model.generate(
-            to_inspect_messages(conversation),
-            config=GenerateConfig(
-                temperature=settings.temperature,
-                max_tokens=settings.max_new_tokens,
-                seed=settings.seed,
-            ),
+        config = GenerateConfig(
+            temperature=settings.temperature,
+            max_tokens=settings.max_new_tokens,
+            seed=settings.seed,
         )
-        if output.error:
-            raise RuntimeError(f"{what} {model} failed: {output.error}")
-        # "max_tokens": the reply ran to its limit; "model_length": to the model's context
-        stop = output.stop_reason if output.choices else None
-        known = stop not in (None, "unknown")
-        return Reply(
-            output.completion,
-            hit_limit=stop in ("max_tokens", "model_length") if known else None,
-        )
+        reply, _ = await ask_model(model, conversation, config, what=f"{what} {model}")
+        return reply
 
     return CachedGenerator(f"inspect/{model}", complete, cache)
 

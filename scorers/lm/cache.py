@@ -35,7 +35,7 @@ from scorers.lm.base import (
     hit_limit,
 )
 
-__all__ = ["CachedEvaluationLM", "ScoreCache", "default_cache_dir"]
+__all__ = ["CachedEvaluationLM", "ScoreCache", "default_cache_dir", "partition_cached"]
 
 Input = TypeVar("Input")
 Output = TypeVar("Output")
@@ -418,6 +418,26 @@ def _mismatch(checksum: object) -> str:
     return "a value that does not match its checksum"
 
 
+def partition_cached(
+    keys: Sequence[str], inputs: Sequence[Input], read: Callable[[str], Output | None]
+) -> tuple[dict[str, Output], dict[str, Input]]:
+    """The lookup every cached computation starts with: each distinct key once, either found
+    by ``read`` (key -> stored value; a damaged entry reads as a miss) or missing (key -> its
+    input), both in first-seen order. The caller computes the missing inputs, stores each result
+    under its key, and answers every key in ``keys`` order from the two."""
+    found: dict[str, Output] = {}
+    missing: dict[str, Input] = {}
+    for key, value in zip(keys, inputs, strict=True):
+        if key in found or key in missing:
+            continue
+        stored = read(key)
+        if stored is None:
+            missing[key] = value
+        else:
+            found[key] = stored
+    return found, missing
+
+
 def _close_quietly(connection: sqlite3.Connection | None) -> None:
     if connection is not None:
         try:
@@ -499,11 +519,10 @@ class CachedEvaluationLM:
             mine: dict[str, Input] = {}
             waits: dict[str, threading.Event] = {}
             with self._lock:
-                for key, value in pending.items():
-                    cached = read(key)
-                    if cached is not None:
-                        results[key] = cached
-                    elif key in self._in_flight:
+                found, missing = partition_cached(list(pending), list(pending.values()), read)
+                results.update(found)
+                for key, value in missing.items():
+                    if key in self._in_flight:
                         waits[key] = self._in_flight[key]
                     else:
                         mine[key] = value

@@ -20,8 +20,8 @@ import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol, runtime_checkable
 
-from scorers.lm.base import ChatMessage, GenerationSettings, Reply, hit_limit
-from scorers.lm.cache import CachedEvaluationLM, ScoreCache
+from scorers.lm.base import ChatMessage, EvaluationLM, GenerationSettings, Reply, hit_limit
+from scorers.lm.cache import CachedEvaluationLM, ScoreCache, partition_cached
 from scorers.lm.threads import run_blocking
 
 __all__ = ["CachedGenerator", "LocalGenerator", "TextGenerator"]
@@ -46,9 +46,10 @@ class TextGenerator(Protocol):
 
 
 class LocalGenerator:
-    """The evaluation LM as a generator (its batched, cached ``generate`` in a worker thread)."""
+    """The evaluation LM as a generator (its batched ``generate``, cached when the LM is a
+    :class:`~scorers.lm.cache.CachedEvaluationLM`, in a worker thread)."""
 
-    def __init__(self, lm: CachedEvaluationLM) -> None:
+    def __init__(self, lm: CachedEvaluationLM | EvaluationLM) -> None:
         self.lm = lm
 
     @property
@@ -84,16 +85,7 @@ class CachedGenerator:
     ) -> list[Reply]:
         settings = dataclasses.replace(settings, prefill="")
         keys = [self.cache.generation_key(self._identity, c, settings) for c in conversations]
-        replies: dict[str, Reply] = {}
-        missing: dict[str, Sequence[ChatMessage]] = {}
-        for key, conversation in zip(keys, conversations):
-            if key in replies or key in missing:
-                continue
-            cached = self.cache.get_generation(key)
-            if cached is None:
-                missing[key] = conversation
-            else:
-                replies[key] = cached
+        replies, missing = partition_cached(keys, conversations, self.cache.get_generation)
         computed = await asyncio.gather(*(self._complete(c, settings) for c in missing.values()))
         for key, text in zip(missing, computed):
             reply = Reply(str(text), hit_limit=hit_limit(text))

@@ -14,11 +14,11 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-__all__ = ["MAX_WAITING_CALLS", "run_blocking"]
+__all__ = ["MAX_WAITING_CALLS", "run_blocking", "run_sync"]
 
 MAX_WAITING_CALLS = 256
 """Threads for blocking LM calls: the most samples that can wait for one shared batch."""
@@ -35,3 +35,19 @@ async def run_blocking(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
     context = contextvars.copy_context()
     call = functools.partial(context.run, fn, *args, **kwargs)
     return await loop.run_in_executor(_executor, call)
+
+
+def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
+    """``coroutine``'s result from plain (synchronous) Python: the one edge where a synchronous
+    caller (a command line, a data builder) meets the async text generators.
+
+    Raises:
+        RuntimeError: called inside a running event loop (await the coroutine there instead);
+            the coroutine is closed unrun.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    coroutine.close()
+    raise RuntimeError("run_sync() was called inside an event loop: await the coroutine instead")

@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import prompts
@@ -42,7 +42,6 @@ __all__ = [
     "PREPROCESS_SETTINGS",
     "REWRITE_BUDGET",
     "EmptyTextError",
-    "Generator",
     "Preprocessed",
     "assw_messages",
     "count_judgment_lines",
@@ -50,7 +49,6 @@ __all__ = [
     "lines_not_statements",
     "normalise_judgments",
     "preprocess_messages",
-    "preprocess_reviews",
     "rewrite_budget",
     "rewrite_reviews",
     "rewrite_settings",
@@ -79,9 +77,6 @@ REWRITE_STEP_TOKENS = 128
 REWRITE_CHARS_PER_TOKEN = 4
 REWRITE_BUDGET = "min(1024, max(256, 128 * ceil(characters / 4 / 128))) new tokens"
 """The rule of :func:`rewrite_budget`, as the signatures of the families that rewrite record it."""
-
-Generator = Callable[[Sequence[Sequence[ChatMessage]], GenerationSettings], list[str]]
-"""Anything that turns conversations into assistant replies (a backend's ``generate``)."""
 
 _BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+")
 _STATEMENT_MARKER = re.compile(r"^(?:[-*\u2022]|\d+[.)]|\[\d+\])\s*")
@@ -181,27 +176,15 @@ def _by_budget(reviews: Sequence[str], domain: str | None) -> dict[GenerationSet
     return groups
 
 
-def preprocess_reviews(
-    reviews: Sequence[str], generate: Generator, *, domain: str | None = None
-) -> list[Preprocessed]:
-    """Rewrite each review (each report of ``domain``) into judgment lines with ``generate``
-    (one batched call per budget; empty reviews raise :class:`EmptyTextError`)."""
-    out: list[Preprocessed | None] = [None] * len(reviews)
-    for settings, indexes in _by_budget(reviews, domain).items():
-        replies = generate(
-            [preprocess_messages(reviews[i], domain=domain) for i in indexes], settings
-        )
-        for index, reply in zip(indexes, replies, strict=True):
-            out[index] = Preprocessed.from_reply(reply, domain=domain)
-    return [p for p in out if p is not None]
-
-
 async def rewrite_reviews(
     generator: TextGenerator, reviews: Sequence[str], *, domain: str | None = None
 ) -> list[Preprocessed]:
-    """:func:`preprocess_reviews` through an async text generator (a model role or the
-    evaluation LM): the one way the families rewrite reviews (and other domains' reports). The
-    budgets' batches run concurrently."""
+    """Rewrite each review (each report of ``domain``) into judgment lines (App. C.1) with
+    ``generator`` (a model role, or the evaluation LM as
+    :class:`~scorers.lm.generation.LocalGenerator`): the one way reviews and other domains'
+    reports are rewritten. One batch per rewrite budget, the batches concurrent; an empty review
+    raises :class:`EmptyTextError`. From synchronous code:
+    ``run_sync(rewrite_reviews(generator, reviews))`` (:func:`scorers.lm.threads.run_sync`)."""
     groups = list(_by_budget(reviews, domain).items())
     answers = await asyncio.gather(
         *(
@@ -218,9 +201,11 @@ async def rewrite_reviews(
     return [p for p in out if p is not None]
 
 
-def summarise_assw(paper_texts: Sequence[str], generate: Generator) -> list[str]:
-    """Author-stated strengths and weaknesses of each paper (App. C.4), as the LLM wrote them."""
-    return [o.strip() for o in generate([assw_messages(t) for t in paper_texts], ASSW_SETTINGS)]
+async def summarise_assw(generator: TextGenerator, paper_texts: Sequence[str]) -> list[str]:
+    """Author-stated strengths and weaknesses of each paper (App. C.4), as ``generator`` wrote
+    them (one batch); an empty text raises :class:`EmptyTextError`."""
+    replies = await generator.generate([assw_messages(t) for t in paper_texts], ASSW_SETTINGS)
+    return [reply.strip() for reply in replies]
 
 
 def judgment_statements(judgments: str, *, domain: str | None = None) -> list[str]:

@@ -50,7 +50,7 @@ def test_unknown_names_and_options_are_clear_errors():
 
 
 class Constant(Metric):
-    async def ascore(self, item, resources):
+    async def compute(self, item, resources):
         return Result(value=float(len(item.candidate)), explanation="length")
 
 

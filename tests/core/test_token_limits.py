@@ -11,14 +11,16 @@ import sqlite3
 
 import pytest
 
+from conftest import FunctionGenerator
 from scorers import Item, Paper, Resources, Review, get_metric
 from scorers.lm.base import GenerationSettings, Reply, hit_limit
 from scorers.lm.cache import ScoreCache
+from scorers.lm.threads import run_sync
 from scorers.text.judgments import (
     PREPROCESS_SETTINGS,
     REWRITE_BUDGET,
-    preprocess_reviews,
     rewrite_budget,
+    rewrite_reviews,
     rewrite_settings,
 )
 from scorers.types import AT_TOKEN_LIMIT
@@ -100,7 +102,7 @@ def test_each_review_is_rewritten_with_its_own_budget():
         seen.extend(settings.max_new_tokens for _ in conversations)
         return [Reply("The reviewer appreciates it.", hit_limit=False) for _ in conversations]
 
-    done = preprocess_reviews(["short", "y" * 3000, "z" * 10], generate)
+    done = run_sync(rewrite_reviews(FunctionGenerator(generate), ["short", "y" * 3000, "z" * 10]))
     assert [d.judgments for d in done] == ["The reviewer appreciates it."] * 3
     assert sorted(seen) == [256, 256, 768]
     assert [d.hit_limit for d in done] == [False, False, False]

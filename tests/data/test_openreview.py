@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, FunctionGenerator
 from gem_tasks.cli.data import main as data_main
 from scorers.data.records import load_records
 from scorers.data.sources.openreview import (
@@ -661,7 +661,7 @@ def test_summaries_and_assw_are_cached_and_resumable(tmp_path, v1_responses):
             for _ in conversations
         ]
 
-    enricher = Enricher(generate=generate, identity="fake-lm", summaries=True, assw=True)
+    enricher = Enricher(FunctionGenerator(generate, "fake-lm"), summaries=True, assw=True)
     config = BuildConfig(venue="ICLR.cc/2023/Conference", out=tmp_path / "out", papers=2)
     first = build_dataset(
         config, client=FakeClient(v1_responses, v1_pdfs()), enricher=enricher, progress=False
@@ -715,7 +715,7 @@ def test_enriched_rewrites_get_room_by_length_and_cut_ones_are_counted(tmp_path)
     records = [
         {"id": "p", "reviews": [{"id": "r1", "text": "Short."}, {"id": "r2", "text": long_review}]}
     ]
-    enricher = Enricher(generate=generate, identity="fake", summaries=True)
+    enricher = Enricher(FunctionGenerator(generate, "fake"), summaries=True)
     card = enrich_records(records, enricher, cache_dir=tmp_path, progress=False)
     assert sorted(budgets.values()) == [256, 768]
     assert card["summaries"]["at_token_limit"] == 1
@@ -738,7 +738,7 @@ def test_empty_reviews_and_paper_texts_are_never_sent_to_the_generator(tmp_path)
             "reviews": [{"text": "Fine work."}, {"text": " \n "}, {"text": ""}],
         }
     ]
-    enricher = Enricher(generate=generate, identity="fake", summaries=True, assw=True)
+    enricher = Enricher(FunctionGenerator(generate, "fake"), summaries=True, assw=True)
     card = enrich_records(records, enricher, cache_dir=tmp_path, progress=False)
     assert len(seen) == 1 and "Fine work." in seen[0]
     assert [r["summary"] for r in records[0]["reviews"]] == [

@@ -10,8 +10,10 @@ import pytest
 
 from scorers.lm.base import GenerationSettings, LogprobResult, ScoringRequest
 from scorers.lm.cache import CachedEvaluationLM, ScoreCache
+from scorers.lm.generation import LocalGenerator
+from scorers.lm.threads import run_sync
 from scorers.pmi import Reference, score_review
-from scorers.text.judgments import preprocess_reviews
+from scorers.text.judgments import rewrite_reviews
 
 REFERENCES = {
     "r1": "Summary Of The Paper:\n\nA method.\n\nStrengths And Weaknesses:\n\nNo baseline.",
@@ -41,7 +43,7 @@ def cached(tiny_lm, tmp_path):
 
 def score_candidate(lm: CachedEvaluationLM, candidate: str) -> float:
     texts = [candidate, *REFERENCES.values()]
-    done = preprocess_reviews(texts, lm.generate)
+    done = run_sync(rewrite_reviews(LocalGenerator(lm), texts))
     refs = [Reference(k, v, p) for (k, v), p in zip(REFERENCES.items(), done[1:])]
     return score_review(
         lm,
@@ -229,3 +231,36 @@ def test_a_fresh_cache_shares_the_machines_model_folder(tmp_path, monkeypatch):
     assert (tmp_path / "machine" / "models" / "m").is_dir()
     with pytest.raises(FileExistsError):
         share_machine_models(fresh)
+
+
+def test_partition_cached_looks_each_key_up_once_in_first_seen_order():
+    from scorers.lm.cache import partition_cached
+
+    stored = {"a": 1, "c": 3}
+    reads: list[str] = []
+
+    def read(key):
+        reads.append(key)
+        return stored.get(key)
+
+    found, missing = partition_cached(["c", "b", "a", "b", "d"], ["C", "B", "A", "B2", "D"], read)
+    assert found == {"c": 3, "a": 1}
+    assert list(missing.items()) == [("b", "B"), ("d", "D")]  # the first input of a key
+    assert reads == ["c", "b", "a", "d"]
+    with pytest.raises(ValueError):
+        partition_cached(["a"], [], read)
+
+
+def test_run_sync_is_the_edge_and_refuses_a_running_loop():
+    import asyncio
+
+    async def twice(x):
+        return 2 * x
+
+    assert run_sync(twice(4)) == 8
+
+    async def inside():
+        return run_sync(twice(1))
+
+    with pytest.raises(RuntimeError, match="inside an event loop"):
+        asyncio.run(inside())

@@ -10,6 +10,8 @@ import sys
 import pytest
 
 import prompts
+from conftest import FunctionGenerator
+from scorers.lm.threads import run_sync
 from scorers.validation.perturbations import (
     ELONGATION_FILLERS,
     GAMING,
@@ -521,15 +523,18 @@ def test_run_perturbation_batches_the_requests():
         calls.append((conversations, settings))
         return [RECORDED_STRENGTHS, RECORDED_WEAKNESSES]
 
-    assert run_perturbation("meaningless_elongation", TOY, generate) == TOY_ELONGATED
+    def run(*args):
+        return run_sync(run_perturbation(*args))
+
+    assert run("meaningless_elongation", TOY, FunctionGenerator(generate)) == TOY_ELONGATED
     [(conversations, settings)] = calls
     assert settings == PERTURB_SETTINGS and settings.temperature == 0.0
     assert [c[0]["content"] for c in conversations] == [REVIEW_STRENGTH, REVIEW_WEAKNESS]
-    assert run_perturbation("sentence_deletion", TOY) == TOY_AFTER_DELETION
+    assert run("sentence_deletion", TOY) == TOY_AFTER_DELETION
     with pytest.raises(ValueError, match="needs an LLM"):
-        run_perturbation("rephrase", TOY)
+        run("rephrase", TOY)
     with pytest.raises(ValueError, match="2 requests but 1 answers"):
-        run_perturbation("meaningless_elongation", TOY, lambda c, s: ["x"])
+        run("meaningless_elongation", TOY, FunctionGenerator(lambda c, s: ["x"]))
 
 
 def test_fixed_elongation_appends_the_same_paragraph_to_any_format():

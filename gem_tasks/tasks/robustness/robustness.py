@@ -29,7 +29,7 @@ from gem_tasks.scoring.metrics import (
     verdict,
 )
 from gem_tasks.scoring.paired import PAIRED_SCORERS
-from gem_tasks.scoring.roles import to_inspect_messages
+from gem_tasks.scoring.roles import ask_model
 from gem_tasks.tasks import eval_card
 from gem_tasks.tasks.samples import (
     ANSWER,
@@ -42,6 +42,7 @@ from gem_tasks.tasks.samples import (
     task_records,
 )
 from scorers.domains import DOMAINS
+from scorers.lm.base import hit_limit
 from scorers.types import AT_TOKEN_LIMIT
 from scorers.validation.gaming import universal_review
 from scorers.validation.perturbations import (
@@ -252,15 +253,16 @@ def perturb_review(perturbation: str) -> Solver:
         outputs: dict[str, str] = {}
         requests = llm_requests(perturbation, original, paper=paper_context(state.metadata))
         for key, conversation in requests.items():
-            output = await get_model().generate(
-                to_inspect_messages(conversation), config=GenerateConfig(temperature=0.0)
+            # the reply limit is the eval's (--max-tokens): only Inspect knows it, so these
+            # replies are asked uncached
+            reply, output = await ask_model(
+                get_model(),
+                conversation,
+                GenerateConfig(temperature=0.0),
+                what=f"perturbation model on {state.sample_id!r}",
             )
-            if output.error:
-                raise RuntimeError(
-                    f"perturbation model failed on {state.sample_id!r}: {output.error}"
-                )
-            outputs[key] = output.completion
-            if output.choices and output.stop_reason in ("max_tokens", "model_length"):
+            outputs[key] = str(reply)
+            if hit_limit(reply):
                 # the perturbed text may have lost its end: said in every score of the sample
                 used = output.usage.output_tokens if output.usage else 0
                 state.metadata.setdefault(AT_TOKEN_LIMIT, {})[f"perturbation ({key})"] = used

@@ -255,7 +255,7 @@ class _Panel(Metric):
     checked: str = ""
     """What the panel says of the scored dataset (:func:`dataset_check`)."""
 
-    async def ascore(self, item: Item, resources: Resources) -> Result:
+    async def compute(self, item: Item, resources: Resources) -> Result:
         judges, weights, weighting, qualification = self._judges(resources)
         forced = [j.name for j in judges if j.forced]
         signature = PanelSignature(

@@ -24,10 +24,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import prompts
+from scorers.errors import Unscored
 from scorers.lm.answers import YES_NO_SETTINGS, parse_yes_no
 from scorers.lm.base import ChatMessage
 from scorers.metrics.beyond.common import JUDGE_ROLE, ask_many
-from scorers.metrics.beyond.family import BeyondMetric, Unscorable
+from scorers.metrics.beyond.family import BeyondMetric
 from scorers.resources import Resources
 from scorers.types import Item
 
@@ -90,7 +91,7 @@ class AlignmentMetric(BeyondMetric):
         "experts": "every human review of the paper but the held-out one",
     }
 
-    async def compute(
+    async def measure(
         self, item: Item, resources: Resources, details: dict[str, Any]
     ) -> tuple[float, str]:
         section = self.field or ""
@@ -116,7 +117,7 @@ class AlignmentMetric(BeyondMetric):
             details["calls"]["judge"] += asked.calls
             if asked.failures:
                 first = asked.failures[0]
-                raise Unscorable(
+                raise Unscored(
                     f"{len(asked.failures)} of {len(pairs)} match verdicts unreadable; "
                     f"first: {asked.reasons[first]}"
                 )

@@ -23,9 +23,10 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from scorers.errors import Unscored
 from scorers.lm.embedding import Embedder
 from scorers.lm.threads import run_blocking
-from scorers.metrics.beyond.family import BeyondMetric, Unscorable
+from scorers.metrics.beyond.family import BeyondMetric
 from scorers.resources import Resources
 from scorers.types import Item
 
@@ -77,11 +78,11 @@ def paper_chunks(
     item: Item, embedder: ChunkingEmbedder, *, size: int, overlap: int
 ) -> tuple[list[str], str]:
     """The paper's chunks (its text, else its abstract with a real title) and which source was
-    used; a paper with neither text nor a real abstract is :class:`Unscorable`."""
+    used; a paper with neither text nor a real abstract is :class:`Unscored`."""
     try:
         text, source = item.paper.content()
     except ValueError as missing:
-        raise Unscorable(f"nothing to compare with: {missing}") from None
+        raise Unscored(f"nothing to compare with: {missing}") from None
     ids = embedder.tokenize(text)
     return [
         embedder.detokenize(ids[a:b])
@@ -100,18 +101,18 @@ class CoverageMetric(BeyondMetric):
     def option_choices(self) -> dict[str, str]:
         return {**super().option_choices(), "chunk_tokens_cap": "the embedder's input limit"}
 
-    async def compute(
+    async def measure(
         self, item: Item, resources: Resources, details: dict[str, Any]
     ) -> tuple[float, str]:
         fields = await self.candidate_fields(item, resources, details)
         summary = fields.fields["summary"]
         if summary is None:
-            raise Unscorable("the review has no summary section")
+            raise Unscored("the review has no summary section")
         if not summary.strip():
-            raise Unscorable("the review's summary is empty")
+            raise Unscored("the review's summary is empty")
         embedder = resources.embedder(self.options["embedder"])
         if not isinstance(embedder, ChunkingEmbedder):
-            raise Unscorable(f"embedder {embedder.identity} cannot cut text into tokens")
+            raise Unscored(f"embedder {embedder.identity} cannot cut text into tokens")
         size = min(int(self.options["chunk_tokens"]), embedder.max_tokens)
         overlap = int(self.options["overlap"])
         chunks, source = paper_chunks(item, embedder, size=size, overlap=overlap)
@@ -139,5 +140,5 @@ class CoverageMetric(BeyondMetric):
             }
         )
         if not math.isfinite(value):
-            raise Unscorable("the coverage is not finite")
+            raise Unscored("the coverage is not finite")
         return value, f"summary coverage {value:.3f} over {len(chunks)} chunk(s) of the {source}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scorers.errors import GemTasksError
+from scorers.errors import Unscored
 from scorers.metrics.beyond.common import (
     BEYOND_VERSION,
     JUDGE_ROLE,
@@ -26,18 +26,14 @@ from scorers.resources import Resources
 from scorers.signature import prompt_hashes
 from scorers.types import Item, Result, note_limits
 
-__all__ = ["BeyondMetric", "Unscorable"]
+__all__ = ["BeyondMetric"]
 
 _STRUCTURE_PROMPTS = ("beyond/structure_system", "beyond/structure_user")
 _POINT_PROMPTS = ("beyond/points_system", "beyond/points_user")
 
 
-class Unscorable(GemTasksError):
-    """The item cannot be scored by this metric; the message is the reason."""
-
-
 class BeyondMetric(Metric):
-    """Shared machinery; subclasses implement :meth:`compute`."""
+    """Shared machinery; subclasses implement :meth:`measure`."""
 
     choices: dict[str, str] = {}
     prompts: tuple[str, ...] = ()
@@ -75,24 +71,22 @@ class BeyondMetric(Metric):
         fixed = {"field": self.field, "quantity": self.quantity}
         return {k: str(v) for k, v in sorted({**self.options, **fixed}.items()) if v is not None}
 
-    async def ascore(self, item: Item, resources: Resources) -> Result:
+    async def compute(self, item: Item, resources: Resources) -> Result:
         signature = self.signature(resources)
         details: dict[str, Any] = {"calls": {"preprocessor": 0, "judge": 0}}
         try:
-            value, explanation = await self.compute(item, resources, details)
-        except (Unscorable, ReplyError) as exc:
-            return Result(
-                value=None,
-                reason=str(exc),
-                explanation=f"unscored: {exc}",
-                details=details,
-                signature=signature,
-            )
+            value, explanation = await self.measure(item, resources, details)
+        except (Unscored, ReplyError) as exc:
+            # what was asked before the item was given up stays in its details
+            raise Unscored(str(exc), details=details, signature=signature) from exc
         return Result(value=value, explanation=explanation, details=details, signature=signature)
 
-    async def compute(
+    async def measure(
         self, item: Item, resources: Resources, details: dict[str, Any]
     ) -> tuple[float, str]:
+        """The value and explanation of one item; ``details`` collects what was asked (calls,
+        texts at their token limit, flags). Raises :class:`~scorers.errors.Unscored` (or a
+        :class:`~scorers.lm.asking.ReplyError`) when the item cannot be scored."""
         raise NotImplementedError
 
     # -- shared steps --------------------------------------------------------------------------
@@ -116,7 +110,7 @@ class BeyondMetric(Metric):
     ) -> Fields:
         if not item.candidate.strip():
             details.setdefault("flags", []).append("empty_candidate")
-            raise Unscorable("empty candidate: there is no review to read")
+            raise Unscored("empty candidate: there is no review to read")
         found = await self.fields_of(item.candidate, resources, details, what="candidate")
         details["candidate_layout"] = found.parsed.layout
         details["candidate_structured_by_llm"] = found.structured_by_llm
@@ -171,13 +165,13 @@ class BeyondMetric(Metric):
         self, item: Item, resources: Resources, details: dict[str, Any]
     ) -> tuple[Points, dict[str, Points]]:
         """The candidate's points in this metric's field and the experts' (only those with a
-        point); no expert with a point is :class:`Unscorable`. Both are recorded in details."""
+        point); no expert with a point is :class:`Unscored`. Both are recorded in details."""
         section = self.field or ""
         fields = await self.candidate_fields(item, resources, details)
         experts = await self.expert_points(item, section, resources, details)
         experts = {k: v for k, v in experts.items() if v.points}
         if not experts:
-            raise Unscorable(f"no expert review has a point in its {section}")
+            raise Unscored(f"no expert review has a point in its {section}")
         candidate = await self.points_of(section, fields.fields[section], resources, details)
         if not candidate.points:
             details.setdefault("flags", []).append("empty_candidate_field")

@@ -127,7 +127,7 @@ class FocusMetric(BeyondMetric):
         "experts": "every human review of the paper but the held-out one",
     }
 
-    async def compute(
+    async def measure(
         self, item: Item, resources: Resources, details: dict[str, Any]
     ) -> tuple[float, str]:
         section = self.field or ""

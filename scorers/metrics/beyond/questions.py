@@ -25,12 +25,13 @@ from typing import Any
 import numpy as np
 
 import prompts
+from scorers.errors import Unscored
 from scorers.lm.answers import YES_NO_SETTINGS, parse_yes_no
 from scorers.lm.base import ChatMessage
 from scorers.lm.threads import run_blocking
 from scorers.metrics.beyond.common import JUDGE_ROLE, ask_many
 from scorers.metrics.beyond.coverage import ChunkingEmbedder, paper_chunks
-from scorers.metrics.beyond.family import BeyondMetric, Unscorable
+from scorers.metrics.beyond.family import BeyondMetric
 from scorers.resources import Resources
 from scorers.types import Item
 
@@ -79,22 +80,22 @@ class QuestionMetric(BeyondMetric):
         "applied in code; temperature 0, one retry",
     }
 
-    async def compute(
+    async def measure(
         self, item: Item, resources: Resources, details: dict[str, Any]
     ) -> tuple[float, str]:
         fields = await self.candidate_fields(item, resources, details)
         text = fields.fields["questions"]
         if text is None:
-            raise Unscorable("the review has no questions section")
+            raise Unscored("the review has no questions section")
         points = (await self.points_of("questions", text, resources, details)).points
         if not points:
-            raise Unscorable("the review asks no question")
+            raise Unscored("the review asks no question")
         judged = [p for p in points if p.qtype != "Other"]
         verdicts: dict[int, bool] = {}
         if judged:
             embedder = resources.embedder(self.options["embedder"])
             if not isinstance(embedder, ChunkingEmbedder):
-                raise Unscorable(f"embedder {embedder.identity} cannot cut text into tokens")
+                raise Unscored(f"embedder {embedder.identity} cannot cut text into tokens")
             size = min(int(self.options["chunk_tokens"]), embedder.max_tokens)
             chunks, source = paper_chunks(
                 item, embedder, size=size, overlap=int(self.options["overlap"])
@@ -120,7 +121,7 @@ class QuestionMetric(BeyondMetric):
             )
             details["calls"]["judge"] += asked.calls
             if asked.failures:
-                raise Unscorable(
+                raise Unscored(
                     f"{len(asked.failures)} of {len(judged)} question verdicts unreadable; "
                     f"first: {asked.reasons[asked.failures[0]]}"
                 )
@@ -132,6 +133,6 @@ class QuestionMetric(BeyondMetric):
         try:
             value = question_score(rows, other=self.options["other"])
         except ValueError as exc:
-            raise Unscorable(str(exc)) from None
+            raise Unscored(str(exc)) from None
         counts = {t: sum(1 for q, _ in rows if q == t) for t in ("Explain", "Supplement", "Other")}
         return value, f"question score {value:.3f} over {len(points)} question point(s) {counts}"

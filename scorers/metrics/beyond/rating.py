@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from scorers.metrics.beyond.family import BeyondMetric, Unscorable
+from scorers.errors import Unscored
+from scorers.metrics.beyond.family import BeyondMetric
 from scorers.resources import Resources
 from scorers.scales import scale_named
 from scorers.text.structured import parse_review
@@ -41,11 +42,11 @@ class RatingErrorMetric(BeyondMetric):
         "human_baseline": "the held-out human review's stored rating when it is the candidate",
     }
 
-    async def compute(
+    async def measure(
         self, item: Item, resources: Resources, details: dict[str, Any]
     ) -> tuple[float, str]:
         if not item.candidate.strip():
-            raise Unscorable("empty candidate: there is no review to read")
+            raise Unscored("empty candidate: there is no review to read")
         scale = scale_named(item.paper.rating_scale)
         details["rating_scale"] = scale.name
         if item.candidate_is_held_out and item.held_out.rating is not None:
@@ -58,10 +59,10 @@ class RatingErrorMetric(BeyondMetric):
                     "; ".join(i for i in parsed.issues if i.startswith("rating"))
                     or "no rating field"
                 )
-                raise Unscorable(f"the review's rating cannot be read ({why})")
+                raise Unscored(f"the review's rating cannot be read ({why})")
         experts = {r.id: r.rating for r in item.references if r.rating is not None}
         if not experts:
-            raise Unscorable("no reference review has a rating")
+            raise Unscored("no reference review has a rating")
         value = rating_error(rating, list(experts.values()), against=self.options["against"])
         details.update({"rating": rating, "rating_source": source, "expert_ratings": experts})
         return value, f"rating {rating:g} vs experts {sorted(experts.values())}: error {value:.3f}"

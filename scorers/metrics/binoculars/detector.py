@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from scorers.errors import EvaluationLMError, MetricError
-from scorers.lm.cache import ScoreCache
+from scorers.lm.cache import ScoreCache, partition_cached
 from scorers.lm.embedded import locate
 from scorers.lm.loading import load_pretrained, resolve_device_dtype, shared
 
@@ -244,17 +244,12 @@ class Binoculars:
             )
             for ids in cut
         ]
-        found: dict[str, tuple[float, float]] = {}
-        for key in dict.fromkeys(keys):
-            stored = cache.get_value(key)
-            if stored is not None:
-                found[key] = (float(stored[0]), float(stored[1]))
-        missing = [i for i, key in enumerate(keys) if key not in found]
+        found, missing = partition_cached(keys, cut, lambda key: _pair(cache.get_value(key)))
         if missing:
-            computed = self.score_ids([cut[i] for i in missing])
-            for i, value in zip(missing, computed, strict=True):
-                cache.put_value(keys[i], list(value))
-                found[keys[i]] = value
+            computed = self.score_ids(list(missing.values()))
+            for key, value in zip(missing, computed, strict=True):
+                cache.put_value(key, list(value))
+                found[key] = value
         return [
             BinocularsScore(
                 score=found[key][0] / found[key][1],
@@ -407,3 +402,14 @@ def load_binoculars(
         )
 
     return shared(("binoculars_pair", *key), build)
+
+
+def _pair(stored: Any) -> tuple[float, float] | None:
+    """A cached ``(ppl, x_ppl)``; None (a miss, recomputed) for anything else a damaged or
+    foreign entry may hold."""
+    if not isinstance(stored, list | tuple) or len(stored) != 2:
+        return None
+    try:
+        return float(stored[0]), float(stored[1])
+    except (TypeError, ValueError):
+        return None

@@ -174,7 +174,7 @@ class DecisionMetric(Metric):
             signature=signature,
         )
 
-    async def ascore(self, item: Item, resources: Resources) -> Result:
+    async def compute(self, item: Item, resources: Resources) -> Result:
         scale = scale_of(item)
         signature = DecisionSignature(
             metric=self.name,

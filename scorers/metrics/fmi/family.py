@@ -58,7 +58,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from scorers.domains import template
-from scorers.errors import MetricError
+from scorers.errors import MetricError, Unscored
 from scorers.lm.answers import YES_NO_SETTINGS
 from scorers.lm.asking import ask_many
 from scorers.lm.base import hit_limit
@@ -136,13 +136,6 @@ class _Side:
 
     values: list[float] = field(default_factory=list)
     terms: list[dict[str, Any]] = field(default_factory=list)
-
-
-class _Unscored(Exception):
-    def __init__(self, reason: str, details: dict[str, Any]) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.details = details
 
 
 class ScoringRuleMetric(Metric):
@@ -310,7 +303,7 @@ class ScoringRuleMetric(Metric):
         if self.options.get("synopsis") == "abstract":
             if not item.paper.has_abstract:
                 reason = f"no abstract ({item.paper.abstract_problem})"
-                raise _Unscored(reason, {"synopsis": "none"})
+                raise Unscored(reason, details={"synopsis": "none"})
             synopsis = item.paper.abstract
         if self.representation == "statement":
             statements, skipped, decomposer, not_statements, hits = await self._statements(
@@ -396,7 +389,7 @@ class ScoringRuleMetric(Metric):
             details["lines_not_statements"] = not_statements
         unreadable = [t["reason"] for value, t in outcomes if value is None]
         if unreadable:  # one unreadable answer leaves the item unscored: never a default value
-            raise _Unscored("; ".join(unreadable), details)
+            raise Unscored("; ".join(unreadable), details=details)
         negative_ids = {r.id for r in negatives}
         positive, negative = _Side(), _Side()
         for review, (value, term) in zip(usable, outcomes, strict=True):
@@ -407,7 +400,7 @@ class ScoringRuleMetric(Metric):
 
     # ------------------------------------------------------------------ scoring
 
-    async def ascore(self, item: Item, resources: Resources) -> Result:
+    async def compute(self, item: Item, resources: Resources) -> Result:
         negatives = item.negatives if self.uses_negatives else ()
         count = len(negatives)
         signature = self._signature(
@@ -443,20 +436,14 @@ class ScoringRuleMetric(Metric):
                 signature = self._signature(
                     negatives=count, oracle=oracle, preprocessor=decomposer, domain=item.domain
                 )
-        except _Unscored as unscored:
-            signature = self._signature(
+        except Unscored as unscored:
+            unscored.signature = self._signature(
                 domain=item.domain,
                 negatives=count,
                 oracle=resources.generator(ORACLE_ROLE).identity,
                 preprocessor="none",
             )
-            return Result(
-                value=None,
-                reason=unscored.reason,
-                explanation=f"unscored: {unscored.reason}",
-                details=unscored.details,
-                signature=signature,
-            )
+            raise
         terms = [{"side": "positive", **t} for t in positive.terms] + [
             {"side": "negative", **t} for t in negative.terms
         ]

@@ -164,7 +164,7 @@ class GemMetric(Metric):
         [reply] = await generator.generate([assw_messages(text)], ASSW_SETTINGS)
         return reply.strip(), generator.identity, bool(hit_limit(reply))
 
-    async def ascore(self, item: Item, resources: Resources) -> Result:
+    async def compute(self, item: Item, resources: Resources) -> Result:
         lm = await run_blocking(resources.lm)
         templates = [template(item.domain, name) for name in self.templates]
         candidate_judgments: Preprocessed | None = None

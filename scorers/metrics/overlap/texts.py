@@ -4,15 +4,15 @@ each reference with a per-pair function (the sample's value is the mean over ref
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from scorers.registry import Metric
+from scorers.per_reference import PerReferenceMetric
 from scorers.resources import Resources
 from scorers.signature import Signature
-from scorers.types import Item, Result
+from scorers.types import Item, Review
 
 __all__ = ["OVERLAP_VERSION", "WORD_TOKENIZER", "OverlapSignature", "PairwiseMetric", "words"]
 
@@ -48,7 +48,7 @@ class OverlapSignature(Signature):
     settings: str = ""
 
 
-class PairwiseMetric(Metric):
+class PairwiseMetric(PerReferenceMetric):
     """Mean over the item's references of ``pair(candidate, reference)``; an empty reference is
     left out with its reason, none left is unscored; an empty candidate is scored (no overlap)
     and flagged."""
@@ -58,32 +58,23 @@ class PairwiseMetric(Metric):
     settings = ""
     pair: Callable[[str, str], float]
 
-    async def ascore(self, item: Item, resources: Resources) -> Result:
-        signature = OverlapSignature(
+    async def signature(self, item: Item, resources: Resources) -> OverlapSignature:
+        return OverlapSignature(
             metric=self.name,
             family=self.family,
             version=self.spec.version,
             tokenizer=self.tokenizer,
             settings=self.settings,
         )
-        skipped = {r.id: "empty reference text" for r in item.references if not r.text.strip()}
-        usable = [r for r in item.references if r.text.strip()]
-        flags = [] if item.candidate.strip() else ["empty_candidate"]
-        details = {"skipped_references": skipped, "flags": flags}
-        if not usable:
-            return Result.no_usable_reference(skipped, details=details, signature=signature)
-        terms = [
+
+    async def score_references(
+        self,
+        item: Item,
+        references: Sequence[Review],
+        resources: Resources,
+        skipped: dict[str, str],
+    ) -> list[dict[str, Any]]:
+        return [
             {"reference_id": r.id, "value": float(self.pair(item.candidate, r.text))}
-            for r in usable
+            for r in references
         ]
-        value = sum(t["value"] for t in terms) / len(terms)
-        lines = [f"mean {self.spec.display_name} over {len(terms)} reference(s): {value:.4f}"]
-        lines += [f"- {t['reference_id']}: {t['value']:.4f}" for t in terms]
-        lines += [f"- {k} left out: {v}" for k, v in skipped.items()]
-        return Result(
-            value=value,
-            explanation="\n".join(lines),
-            terms=terms,
-            details=details,
-            signature=signature,
-        )

@@ -12,7 +12,7 @@ of :data:`PERTURBATIONS`. Rule-based strategies are deterministic functions of t
 LLM-based ones are two steps, so that any harness can run the LLM: :func:`llm_requests` gives the
 chat conversations to answer (the papers' prompts, rendered from ``prompts/perturb/*.jinja`` with
 the texts as variables), and :func:`apply_perturbation` builds the perturbed text from the
-answers. :func:`run_perturbation` does both with a generator (e.g. a backend's ``generate``).
+answers. :func:`run_perturbation` does both with a :class:`~scorers.lm.generation.TextGenerator`.
 How reviews are cut into sentences and sections: :mod:`.segmentation`.
 """
 
@@ -21,10 +21,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from scorers.lm.base import ChatMessage, GenerationSettings
+from scorers.lm.generation import TextGenerator
 from scorers.validation.perturbations import deletion, elongation, red_team, rewriting
 from scorers.validation.perturbations.base import (
     PERTURB_SETTINGS,
-    Generator,
     PaperContext,
     Perturbation,
     PerturbationReplyError,
@@ -40,7 +40,6 @@ __all__ = [
     "MISSING_SENTENCE",
     "PERTURBATIONS",
     "PERTURB_SETTINGS",
-    "Generator",
     "PaperContext",
     "Perturbation",
     "PerturbationReplyError",
@@ -145,24 +144,25 @@ def apply_perturbation(
     )
 
 
-def run_perturbation(
+async def run_perturbation(
     name: str,
     text: str,
-    generate: Generator | None = None,
+    generator: TextGenerator | None = None,
     *,
     other_text: str | None = None,
     paper: PaperContext | None = None,
     settings: GenerationSettings = PERTURB_SETTINGS,
 ) -> str:
-    """:func:`llm_requests`, one batched ``generate`` call for them (none for rule-based
-    strategies), then :func:`apply_perturbation`."""
+    """:func:`llm_requests`, one batched ``generator`` call for them (none for rule-based
+    strategies), then :func:`apply_perturbation`. From synchronous code:
+    ``run_sync(run_perturbation(...))`` (:func:`scorers.lm.threads.run_sync`)."""
     requests = llm_requests(name, text, paper=paper)
     outputs: dict[str, str] = {}
     if requests:
-        if generate is None:
-            raise ValueError(f"perturbation {name!r} needs an LLM: pass generate")
+        if generator is None:
+            raise ValueError(f"perturbation {name!r} needs an LLM: pass a generator")
         keys = list(requests)
-        answers = generate([requests[k] for k in keys], settings)
+        answers = await generator.generate([requests[k] for k in keys], settings)
         if len(answers) != len(keys):
             raise ValueError(
                 f"perturbation {name!r}: {len(keys)} requests but {len(answers)} answers"

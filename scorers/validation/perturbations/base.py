@@ -5,7 +5,7 @@ strategies (their conversations, their decoding settings, reading an LLM's answe
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
@@ -18,9 +18,6 @@ Kind = Literal["degradation", "manipulation", "gaming"]
 Expected = Literal["decrease", "no_increase"]
 Level = Literal["review", "judgments"]
 Conversations = dict[str, list[ChatMessage]]
-
-Generator = Callable[[Sequence[Sequence[ChatMessage]], GenerationSettings], list[str]]
-"""Anything that turns conversations into assistant replies (a backend's ``generate``)."""
 
 PERTURB_SETTINGS = GenerationSettings(max_new_tokens=4000, temperature=0.0)
 """Decoding for LLM-based perturbations: temperature 0 and a 4,000-token limit, as in the GEM

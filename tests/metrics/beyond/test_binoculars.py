@@ -11,8 +11,7 @@ import pytest
 
 from scorers import Item, Paper, Resources, get_metric
 from scorers.errors import EvaluationLMError, MetricError
-from scorers.metrics import binoculars as family
-from scorers.metrics.binoculars import BinocularsMetric, ai_rate
+from scorers.metrics.binoculars import BinocularsMetric, ai_rate, family
 from scorers.metrics.binoculars.detector import (
     ACCURACY_THRESHOLD,
     Binoculars,

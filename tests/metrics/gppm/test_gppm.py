@@ -211,7 +211,7 @@ def test_cluster_metric_fits_once_and_scores_by_hand(tmp_path):
     )
     result = metric.score(item, resources)
     # the clusters' numbering is K-means's: rebuild the table in its labels
-    from scorers.metrics.gppm import _fitted
+    from scorers.metrics.gppm.family import _fitted
 
     [model] = [m for key, (m, _, _) in _fitted.items() if key[0] == str(fit)]
     w, m = model.kmeans.predict(TopicEmbedder().encode([writing, method]))

@@ -18,12 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from scorers.lm.base import ChatMessage, GenerationSettings, hit_limit
-from scorers.lm.cache import ScoreCache
+from scorers.lm.cache import ScoreCache, partition_cached
 from scorers.lm.chat import encode_text
+from scorers.lm.generation import TextGenerator
+from scorers.lm.threads import run_sync
 from scorers.text.judgments import (
     ASSW_SETTINGS,
     REWRITE_BUDGET,
-    Generator,
     Preprocessed,
     assw_messages,
     preprocess_messages,
@@ -35,19 +36,22 @@ __all__ = ["Enricher", "enrich_records", "fit_to_context"]
 
 @dataclass(frozen=True)
 class Enricher:
-    """What to add and with which generator (e.g. ``load_evaluation_lm(spec).generate``).
+    """What to add and with which generator (e.g. ``LocalGenerator(load_evaluation_lm(spec))``).
 
-    ``identity`` names the generator (model, weights, precision); it keys the cache and is
-    written to the data card so readers know who wrote the summaries.
+    The generator's ``identity`` (model, weights, precision) keys the cache and is written to
+    the data card so readers know who wrote the summaries.
     """
 
-    generate: Generator
-    identity: str
+    generator: TextGenerator
     summaries: bool = True
     assw: bool = False
     batch_size: int = 8
     fit_text: Callable[[str], str] | None = None
     """Shortens a paper text to what the generator can read (see :func:`fit_to_context`)."""
+
+    @property
+    def identity(self) -> str:
+        return self.generator.identity
 
 
 def fit_to_context(lm: Any) -> Callable[[str], str] | None:
@@ -89,20 +93,11 @@ def _run_cached(
     storing each batch's replies as soon as it is done; returns the replies (in order) and how
     many were computed."""
     keys = [cache.generation_key(enricher.identity, c, settings) for c in conversations]
-    replies: dict[str, str] = {}
-    missing: dict[str, list[ChatMessage]] = {}
-    for key, conversation in zip(keys, conversations):
-        if key in replies or key in missing:
-            continue
-        cached = cache.get_generation(key)
-        if cached is None:
-            missing[key] = conversation
-        else:
-            replies[key] = cached
+    replies, missing = partition_cached(keys, conversations, cache.get_generation)
     todo = list(missing.items())
     with _progress(len(todo), desc, progress) as bar:
         for batch in _batched(todo, batch_size):
-            outputs = enricher.generate([c for _, c in batch], settings)
+            outputs = run_sync(enricher.generator.generate([c for _, c in batch], settings))
             for (key, _), output in zip(batch, outputs, strict=True):
                 cache.put_generation(key, output)
                 replies[key] = output
