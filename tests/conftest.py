@@ -430,6 +430,62 @@ class FunctionGenerator:
         return self._generate(conversations, settings)
 
 
+def scripted_model(name: str, reply) -> None:
+    """Register an Inspect model provider ``name`` (use it as ``<name>/<anything>``) whose reply
+    to a conversation is ``reply(conversation, model_name)``: ``conversation`` as role/content
+    dicts, the reply a string or an awaitable of one. Usage is one token in, one out."""
+    import inspect as _inspect
+
+    from inspect_ai.model import ModelAPI, ModelOutput, ModelUsage, modelapi
+
+    class ScriptedAPI(ModelAPI):
+        async def generate(self, input, tools, tool_choice, config):
+            conversation = [{"role": m.role, "content": m.text} for m in input]
+            text = reply(conversation, self.model_name)
+            if _inspect.isawaitable(text):
+                text = await text
+            output = ModelOutput.from_content(self.model_name, text)
+            output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+            return output
+
+    def provider():
+        return ScriptedAPI
+
+    modelapi(name=name)(provider)
+
+
+def accepting_reviewer(conversation, model_name) -> str:
+    """A scripted reviewer: a one-line review, then rating 8 and Accept when the verdict is
+    asked (the follow-up turn names the Decision line)."""
+    asked = "Decision:" in conversation[-1]["content"]
+    return "Rating: 8\nDecision: Accept" if asked else "The method is sound."
+
+
+def plain_varlen_attention(*, bottom_right: bool = True):
+    """What FlashAttention's variable-length causal forward computes, one sequence at a time,
+    for the CPU: query i of n sees the keys up to i + (keys - n) (FlashAttention's alignment to
+    each row's last key), or, with ``bottom_right=False``, wrongly up to i."""
+    import torch
+
+    def attend(q, keys, values, cu_q, cu_k, max_q, max_k, scaling):
+        out = []
+        for row in range(len(cu_q) - 1):
+            query = q[cu_q[row] : cu_q[row + 1]].transpose(0, 1)[None]
+            key = keys[cu_k[row] : cu_k[row + 1]].transpose(0, 1)[None]
+            value = values[cu_k[row] : cu_k[row + 1]].transpose(0, 1)[None]
+            n, m = query.shape[2], key.shape[2]
+            assert n <= max_q and m <= max_k
+            shift = m - n if bottom_right else 0
+            mask = torch.arange(m)[None, :] <= torch.arange(n)[:, None] + shift
+            attended = torch.nn.functional.scaled_dot_product_attention(
+                query, key, value, attn_mask=mask, scale=scaling, enable_gqa=True
+            )
+            out.append(attended[0].transpose(0, 1))
+        return torch.cat(out)
+
+    return attend
+
+
 def load_benchmark(name: str):
     """A benchmark script as a module, by its dotted name under ``benchmarks`` (``speed.scoring``,
     ``experiments.gaming.run``), imported as ``python -m`` runs it from the repository root."""

@@ -104,7 +104,7 @@ def compare(reference: list[list[int]], ours: list[list[int]]) -> list[dict[str,
 
 
 def transformers_baseline(lm: Any) -> Any:
-    """The generation path this project used before ``scorers.lm.decoding``: transformers'
+    """The generation path this project used before ``scorers.lm.hf.decoding``: transformers'
     ``generate`` on a left-padded batch, with transformers' own ``sdpa`` attention."""
 
     def run(prompts: list[list[int]], settings: GenerationSettings) -> list[list[int]]:

@@ -55,7 +55,7 @@ from scorers.lm.base import ScoringRequest
 from scorers.lm.cache import CachedEvaluationLM, ScoreCache
 from scorers.lm.chat import build_scoring_request
 from scorers.lm.hf import HFEvaluationLM
-from scorers.lm.prefix_tree import scoring_plan, tokens_computed
+from scorers.lm.hf.prefix_tree import scoring_plan, tokens_computed
 from scorers.pmi import NOT_AVAILABLE, prediction_messages
 
 HERE = Path(__file__).resolve().parent
@@ -288,7 +288,9 @@ def main(argv: list[str] | None = None) -> dict:
     groups = paper_groups(triples, args.rounds)
     planned = 0
     for group in groups:  # each round is one call, planned on its own
-        plan, _ = scoring_plan([requests[i] for i in group], min_shared=lm.min_shared_prefix)
+        plan, _ = scoring_plan(
+            [requests[i] for i in group], min_shared=lm.options.min_shared_prefix
+        )
         planned += tokens_computed(plan, [lengths[i] for i in group])
     print(
         f"prefix reuse: {planned} of {sum(lengths)} tokens run through the model "
@@ -300,7 +302,7 @@ def main(argv: list[str] | None = None) -> dict:
         lm.tokenizer,
         identity="ablation",
         prefix_reuse=False,
-        max_batch_tokens=lm.max_batch_tokens,
+        max_batch_tokens=lm.options.max_batch_tokens,
     )
     results = interleaved(
         {

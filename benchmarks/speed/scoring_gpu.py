@@ -30,8 +30,9 @@ import torch
 from benchmarks.common.manifest import Run
 from benchmarks.speed.reference import baseline_logprobs
 from scorers.lm.base import ScoringRequest
-from scorers.lm.hf import DEFAULT_FORWARD_COST, DEFAULT_PACKED_FORWARD_COST, HFEvaluationLM
-from scorers.lm.prefix_tree import forward_segments, scoring_plan
+from scorers.lm.hf import HFEvaluationLM
+from scorers.lm.hf.options import DEFAULT_FORWARD_COST, DEFAULT_PACKED_FORWARD_COST
+from scorers.lm.hf.prefix_tree import forward_segments, scoring_plan
 
 HERE = Path(__file__).resolve().parent
 
@@ -83,8 +84,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
 """Backend options each ``--variants`` entry times beside the padded path (``ours``: transformers'
 forward, ``packed=False``, the default before packed forwards): compiled
 norms and MLPs, grouped-query attention under masks on the GPU, packed forwards
-(``scorers/lm/packed.py``) with masked or FlashAttention variable-length attention, and their
-combinations."""
+(``scorers/lm/hf/packed.py``) with masked or FlashAttention variable-length
+attention, and their combinations."""
 
 
 def needs_copy(options: dict[str, Any]) -> bool:
@@ -270,7 +271,7 @@ def budget_sweep(
             )
             continue
         lm = evaluation_lm(model, identity, budget, cost, **(options or {}))
-        flops = ours_flops(shape, requests, lm.min_shared_prefix)
+        flops = ours_flops(shape, requests, lm.options.min_shared_prefix)
         try:
             _, seconds, memory = timed(
                 lambda rs, lm=lm: [r.total for r in lm.target_logprobs(rs)], requests, device
@@ -364,7 +365,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "--forward-cost",
         type=int,
         default=DEFAULT_FORWARD_COST,
-        help="padded tokens one more forward is worth when batching (scorers/lm/budget.py)",
+        help="padded tokens one more forward is worth when batching (scorers/lm/hf/budget.py)",
     )
     parser.add_argument(
         "--packed-forward-cost",
@@ -465,7 +466,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 raise
             failed[label] = f"{type(error).__name__}: {error}"
             print(f"{label}: not run ({failed[label]})")
-    ours_flops_count = ours_flops(shape, requests, lms["ours"].min_shared_prefix)
+    ours_flops_count = ours_flops(shape, requests, lms["ours"].options.min_shared_prefix)
     flops = {"baseline": baseline_flops(shape, requests)}
     flops.update({label: ours_flops_count for label in lms})
     runs: dict[str, Any] = {"baseline": lambda rs: baseline_logprobs(model, rs)}

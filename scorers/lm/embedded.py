@@ -16,7 +16,7 @@ from pathlib import Path
 
 from scorers.errors import GemTasksError
 from scorers.lm.cache import default_cache_dir
-from scorers.lm.hf import file_fingerprint
+from scorers.lm.loading import file_fingerprint
 
 __all__ = [
     "EMBEDDED_MODEL_NAME",

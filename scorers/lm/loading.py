@@ -7,6 +7,7 @@ embedded model) and the one in-process store of loaded models.
 - :func:`load_pretrained` loads a tokenizer and a causal LM in eval mode on a device, quietly:
   transformers' progress bars and info messages are for its own users, not ours (a user's run
   prints Inspect's display, our progress and real warnings).
+- :func:`file_fingerprint` names a weights file by its bytes (the start of an identity).
 - :func:`scorers.lm.embedded.locate` turns a model spec (``embedded``, a local folder, a hub
   id) into what to load and the start of its identity.
 """
@@ -14,6 +15,7 @@ embedded model) and the one in-process store of loaded models.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,6 +25,7 @@ from scorers.errors import MetricError
 
 __all__ = [
     "DTYPES",
+    "file_fingerprint",
     "load_pretrained",
     "quiet_transformers",
     "resolve_device_dtype",
@@ -110,3 +113,12 @@ def load_pretrained(
             str(name_or_path), dtype=getattr(torch, dtype), **load_args
         )
     return model.to(device).eval(), tokenizer
+
+
+def file_fingerprint(path: Path) -> str:
+    """sha256 (first 16 hex digits) of a file's bytes."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()[:16]

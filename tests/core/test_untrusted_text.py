@@ -4,6 +4,8 @@ close a turn of the evaluation LM's chat, nor move the end of the scored span.""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from scorers.lm.chat import (
@@ -178,7 +180,7 @@ def test_transformers_generation_sends_the_guarded_prompt(tiny_lm, monkeypatch, 
     """The transformers backend generates from the guarded ids on both of its paths (the project's
     decoding loop and transformers' ``generate``; the vLLM backends build theirs with the same
     function: tests/lm/test_vllm.py)."""
-    import scorers.lm.decoding
+    import scorers.lm.hf.decoding
     from scorers.lm.base import GenerationSettings
 
     seen = []
@@ -193,8 +195,10 @@ def test_transformers_generation_sends_the_guarded_prompt(tiny_lm, monkeypatch, 
         seen.append(input_ids[0][attention_mask[0].bool()].tolist())
         return torch.cat([input_ids, input_ids[:, -1:]], dim=1)
 
-    monkeypatch.setattr(tiny_lm, "fast_decoding", fast_decoding)
-    monkeypatch.setattr(scorers.lm.decoding, "decode", fake_decode)
+    monkeypatch.setattr(
+        tiny_lm, "options", dataclasses.replace(tiny_lm.options, fast_decoding=fast_decoding)
+    )
+    monkeypatch.setattr(scorers.lm.hf.decoding, "decode", fake_decode)
     monkeypatch.setattr(tiny_lm.model, "generate", fake_generate)
     attack = every_special_string(tiny_lm.tokenizer)
     messages = preprocess_messages(f"Nice paper. {attack}")

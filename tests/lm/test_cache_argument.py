@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from scorers.lm.cache_argument import cache_kwargs, returned_cache
+from scorers.lm.hf.cache_argument import cache_kwargs, returned_cache
 
 
 class Renamed:

@@ -1,4 +1,4 @@
-"""The decoding loop (scorers.lm.decoding), its preallocated cache, the grouped-query attention
+"""The decoding loop (scorers.lm.hf.decoding), its preallocated cache, the grouped-query attention
 it runs on, and the concurrency that fills its batches."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import torch
 
 from scorers.lm.base import GenerationSettings
 from scorers.lm.batching import BatchingEvaluationLM
-from scorers.lm.decoding import decode, stop_token_ids
+from scorers.lm.hf.decoding import decode, stop_token_ids
 from scorers.lm.threads import run_blocking
 
 NEVER = 49151  # a stop token neither path produces here: both run to max_new_tokens
@@ -139,7 +139,7 @@ def test_stop_token_ids_come_from_the_generation_config(tiny_model, tokenizer):
 
 
 def test_preallocated_layer_refuses_to_overflow():
-    from scorers.lm.kv_cache import PreallocatedLayer
+    from scorers.lm.hf.kv_cache import PreallocatedLayer
 
     keys = torch.zeros(1, 2, 4, 8)
     layer = PreallocatedLayer.holding(keys.clone(), keys.clone(), 3)
@@ -155,7 +155,7 @@ def test_preallocated_layer_refuses_to_overflow():
 def test_gqa_attention_with_a_padding_mask_is_bitwise_identical(tokenizer):
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from scorers.lm.attention import GQA_SDPA, GQA_SDPA_ANY_DEVICE, use_gqa_attention
+    from scorers.lm.hf.attention import GQA_SDPA, GQA_SDPA_ANY_DEVICE, use_gqa_attention
 
     torch.manual_seed(1)
     config = LlamaConfig(
@@ -256,7 +256,7 @@ def test_shared_prefixes_are_prefilled_once_with_the_same_replies(tiny_model, em
     # the logits of the first step, not only the greedy tokens, agree
     import torch
 
-    from scorers.lm.decoding import _prefill, _prefill_shared
+    from scorers.lm.hf.decoding import _prefill, _prefill_shared
 
     width = max(len(p) for p in prompts)
     model = embedded_lm.backend.model

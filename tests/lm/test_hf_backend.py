@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from scorers.lm.base import GenerationSettings, ScoringRequest
-from scorers.lm.budget import least_padding_batches, token_budget_batches
 from scorers.lm.hf import HFEvaluationLM
+from scorers.lm.hf.budget import least_padding_batches, token_budget_batches
 
 
 def naive_logprob(model, request: ScoringRequest) -> float:
@@ -53,7 +53,7 @@ def test_batched_equals_unbatched_and_padding_side_is_irrelevant(tiny_model, tok
     chunked = HFEvaluationLM(tiny_model, tokenizer, identity="t", projection_chunk=5)
     whole_vocab = HFEvaluationLM(tiny_model, tokenizer, identity="t", vocab_chunk=0)
     odd_slices = HFEvaluationLM(tiny_model, tokenizer, identity="t", vocab_chunk=1000)
-    assert one_at_a_time.vocab_chunk == 1024  # the CPU default slices the head
+    assert one_at_a_time.options.vocab_chunk == 1024  # the CPU default slices the head
     reference = [r.total for r in one_at_a_time.target_logprobs(requests)]
     for backend in (batched_right, batched_left, chunked, whole_vocab, odd_slices):
         got = [r.total for r in backend.target_logprobs(requests)]
@@ -65,7 +65,7 @@ def test_sliced_projection_equals_full_log_softmax(step):
     """Vocabulary slices with a running maximum give the full log-softmax, with a bias, a
     logit scale and soft-capping applied per slice, a masked (-inf) entry, huge logits, and a
     target in the last (short) slice."""
-    from scorers.lm.hf import _sliced_logprobs
+    from scorers.lm.hf.projection import sliced_logprobs
 
     generator = torch.Generator().manual_seed(0)
     head = torch.nn.Linear(6, 10)
@@ -81,7 +81,7 @@ def test_sliced_projection_equals_full_log_softmax(step):
     tokens = torch.tensor([0, 9, 3, 7, 9])
     with torch.no_grad():
         want = torch.log_softmax(transform(head(rows)).double(), dim=-1)[range(5), tokens]
-        got = _sliced_logprobs(rows, tokens, head, step, transform)
+        got = sliced_logprobs(rows, tokens, head, step, transform)
     assert torch.isfinite(got).all()
     assert got.double().tolist() == pytest.approx(want.tolist(), abs=1e-5)
 
@@ -190,7 +190,7 @@ def count_decoder_tokens(model) -> tuple[list[int], object]:
 
 @pytest.mark.slow
 def test_prefix_reuse_gives_the_same_results_with_fewer_tokens(tiny_model, tokenizer):
-    from scorers.lm.prefix_tree import plan_prefix_tree, tokens_computed
+    from scorers.lm.hf.prefix_tree import plan_prefix_tree, tokens_computed
 
     requests = paper_requests(tokenizer)
     naive = [naive_logprob(tiny_model, r) for r in requests]
@@ -205,7 +205,8 @@ def test_prefix_reuse_gives_the_same_results_with_fewer_tokens(tiny_model, token
             tiny_model, tokenizer, identity="t", max_batch_tokens=10**6, forward_cost_tokens=10**6
         ),
     }
-    assert all(v.prefix_reuse for v in variants.values()) and not plain.prefix_reuse
+    assert all(v.options.prefix_reuse for v in variants.values())
+    assert not plain.options.prefix_reuse
     assert [r.total for r in plain.target_logprobs(requests)] == pytest.approx(naive, abs=1e-4)
     for name, backend in variants.items():
         got = [r.total for r in backend.target_logprobs(requests)]
@@ -224,7 +225,7 @@ def test_prefix_reuse_gives_the_same_results_with_fewer_tokens(tiny_model, token
     plan = plan_prefix_tree(
         [r.context_ids + r.target_ids for r in requests],
         [len(r.context_ids) - 1 for r in requests],
-        min_shared=variants["one at a time"].min_shared_prefix,
+        min_shared=variants["one at a time"].options.min_shared_prefix,
     )
     assert shared == tokens_computed(plan, lengths)
     assert unshared == sum(lengths)  # one row per forward on a CPU: no padding
@@ -238,7 +239,7 @@ def test_sibling_prefixes_are_extended_together(tiny_model, tokenizer, min_share
     """With a token budget, sibling prefixes (the two papers below the system prompt, and
     below each paper's synopsis the candidate's and the "Not available" judgments) run in one
     padded forward; results stay the naive ones and the real tokens computed are the plan's."""
-    from scorers.lm.prefix_tree import plan_prefix_tree, tokens_computed
+    from scorers.lm.hf.prefix_tree import plan_prefix_tree, tokens_computed
 
     requests = paper_requests(tokenizer)
     naive = [naive_logprob(tiny_model, r) for r in requests]
@@ -289,6 +290,33 @@ def test_sibling_prefixes_are_extended_together(tiny_model, tokenizer, min_share
 
 
 @pytest.mark.slow
+def test_settings_resolve_once_into_options(tiny_model, tokenizer):
+    """Every setting lands in one HFOptions; the device-dependent defaults are chosen for a CPU
+    and read back as in force; explicit values are kept; bad settings are refused by name."""
+    from scorers.lm.hf import HFOptions
+    from scorers.lm.hf.padded import PaddedForwards
+
+    lm = HFEvaluationLM(tiny_model, tokenizer, identity="t")
+    assert lm.options == HFOptions(
+        max_batch_tokens=1, vocab_chunk=1024, packed=False, forward_cost_tokens=512
+    )
+    assert isinstance(lm.forwards, PaddedForwards)
+    chosen = HFEvaluationLM(
+        tiny_model, tokenizer, identity="t", max_batch_tokens=64, vocab_chunk=0, padding_side="left"
+    ).options
+    assert (chosen.max_batch_tokens, chosen.vocab_chunk, chosen.padding_side) == (64, 0, "left")
+    with pytest.raises(TypeError, match="max_batch"):
+        HFEvaluationLM(tiny_model, tokenizer, identity="t", max_batch=64)
+    with pytest.raises(ValueError, match="padding_side must be 'left' or 'right', got 'top'"):
+        HFOptions(padding_side="top")
+    with pytest.raises(ValueError, match="packed_attention must be one of"):
+        HFOptions(packed_attention="paged")
+    with pytest.raises(ValueError, match="projection_chunk must be at least 1, got 0"):
+        HFOptions(projection_chunk=0)
+    with pytest.raises(ValueError, match="forward_cost_tokens must not be negative"):
+        HFOptions(forward_cost_tokens=-1)
+
+
 def test_prefix_reuse_is_off_for_sliding_window_models(tokenizer):
     from transformers import MistralConfig, MistralForCausalLM
 
@@ -302,7 +330,7 @@ def test_prefix_reuse_is_off_for_sliding_window_models(tokenizer):
         sliding_window=16,
     )
     backend = HFEvaluationLM(MistralForCausalLM(config), tokenizer, identity="m")
-    assert not backend.prefix_reuse
+    assert not backend.options.prefix_reuse
 
 
 @pytest.mark.slow
@@ -333,7 +361,7 @@ def test_compiled_layers_score_like_eager_layers(tiny_model, tokenizer):
 
     from torch._dynamo.utils import counters
 
-    from scorers.lm.hf import compile_decoder_layers
+    from scorers.lm.hf.padded import compile_decoder_layers
 
     requests = paper_requests(tokenizer)
     eager = HFEvaluationLM(tiny_model, tokenizer, identity="t", max_batch_tokens=10**6)

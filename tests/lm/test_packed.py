@@ -1,4 +1,5 @@
-"""Packed scoring forwards (scorers/lm/packed.py) compute what transformers' forward computes."""
+"""Packed scoring forwards (scorers/lm/hf/packed.py, packed_decoder.py) compute what
+transformers' forward computes."""
 
 from __future__ import annotations
 
@@ -8,9 +9,12 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from scorers.lm import packed
+from conftest import plain_varlen_attention
 from scorers.lm.base import ScoringRequest
-from scorers.lm.hf import HFEvaluationLM
+from scorers.lm.hf import HFEvaluationLM, packed_attention
+from scorers.lm.hf import packed_decoder as packed
+from scorers.lm.hf.packed import PackedForwards
+from scorers.lm.hf.packed_attention import PackedBatch
 
 TOKENS = SimpleNamespace(pad_token_id=0, eos_token_id=0)
 VOCAB = 300
@@ -62,22 +66,8 @@ def totals(lm: HFEvaluationLM, requests: list[ScoringRequest]) -> list[float]:
     return [r.total for r in lm.target_logprobs(requests)]
 
 
-def reference_varlen(q, keys, values, cu_q, cu_k, max_q, max_k, scaling):
-    """What FlashAttention's variable-length causal forward computes, one sequence at a time:
-    query i of n sees the keys up to i + (keys - n)."""
-    out = []
-    for row in range(len(cu_q) - 1):
-        query = q[cu_q[row] : cu_q[row + 1]].transpose(0, 1)[None]
-        key = keys[cu_k[row] : cu_k[row + 1]].transpose(0, 1)[None]
-        value = values[cu_k[row] : cu_k[row + 1]].transpose(0, 1)[None]
-        n, m = query.shape[2], key.shape[2]
-        assert n <= max_q and m <= max_k
-        mask = torch.arange(m)[None, :] <= torch.arange(n)[:, None] + (m - n)
-        attended = torch.nn.functional.scaled_dot_product_attention(
-            query, key, value, attn_mask=mask, scale=scaling, enable_gqa=True
-        )
-        out.append(attended[0].transpose(0, 1))
-    return torch.cat(out)
+reference_varlen = plain_varlen_attention()
+"""FlashAttention's variable-length causal forward, computed plainly (conftest)."""
 
 
 @pytest.mark.parametrize("kind", ["llama", "qwen2"])
@@ -88,7 +78,9 @@ def test_packed_scores_equal_transformers(kind, budget):
     expected = totals(HFEvaluationLM(model, TOKENS, identity="t", prefix_reuse=False), requests)
     padded = HFEvaluationLM(model, TOKENS, identity="t", max_batch_tokens=budget)
     ours = HFEvaluationLM(model, TOKENS, identity="t", max_batch_tokens=budget, packed=True)
-    assert ours._packed is not None and not ours._packed.flash  # a CPU: masked attention
+    assert (
+        isinstance(ours.forwards, PackedForwards) and not ours.forwards.flash
+    )  # a CPU: masked attention
     got = totals(ours, requests)
     assert got == pytest.approx(expected, abs=1e-4)
     assert totals(padded, requests) == pytest.approx(expected, abs=1e-4)
@@ -102,12 +94,14 @@ def test_packed_scores_equal_transformers(kind, budget):
 def test_packed_by_default_on_a_gpu_only():
     """On a CPU a forward runs one row (nothing to pack): transformers' forward by default."""
     model = small_model()
-    assert HFEvaluationLM(model, TOKENS, identity="t")._packed is None
+    assert not isinstance(HFEvaluationLM(model, TOKENS, identity="t").forwards, PackedForwards)
     forced = HFEvaluationLM(model, TOKENS, identity="t", packed=True)
-    assert forced._packed is not None
-    assert forced.forward_cost_tokens == 4096  # fuller forwards: padding costs attention only
+    assert isinstance(forced.forwards, PackedForwards)
+    assert (
+        forced.options.forward_cost_tokens == 4096
+    )  # fuller forwards: padding costs attention only
     gelu = small_model(hidden_act="gelu")
-    assert HFEvaluationLM(gelu, TOKENS, identity="t", packed=None)._packed is None
+    assert not HFEvaluationLM(gelu, TOKENS, identity="t", packed=None).options.packed
 
 
 def test_grouped_and_repeated_heads_agree():
@@ -129,14 +123,14 @@ def test_flash_layout_through_a_reference_kernel(monkeypatch):
     """The flash path's packing (prefix then new keys row after row, cumulative lengths, the
     caches it keeps) checked on a CPU with a reference kernel in place of FlashAttention."""
     monkeypatch.setattr(packed, "flash_available", lambda model: True)
-    monkeypatch.setattr(packed, "_flash_varlen", reference_varlen)
+    monkeypatch.setattr(packed_attention, "_flash_varlen", reference_varlen)
     model = small_model()
     requests = workload()
     expected = totals(HFEvaluationLM(model, TOKENS, identity="t", prefix_reuse=False), requests)
     ours = HFEvaluationLM(
         model, TOKENS, identity="t", max_batch_tokens=4096, packed=True, packed_attention="flash"
     )
-    assert ours._packed.flash
+    assert ours.forwards.flash
     assert totals(ours, requests) == pytest.approx(expected, abs=1e-4)
     # no padding anywhere: not in the products, not in attention, not in the prefixes
     stats = ours.stats
@@ -145,21 +139,21 @@ def test_flash_layout_through_a_reference_kernel(monkeypatch):
 
 
 def test_batch_layout_by_hand():
-    flash = packed.PackedBatch.build([2, 3], [4, 0], "cpu", flash=True)
+    flash = PackedBatch.build([2, 3], [4, 0], "cpu", flash=True)
     assert flash.positions.tolist() == [4, 5, 0, 1, 2]
     assert flash.cu_queries.tolist() == [0, 2, 5] and flash.cu_keys.tolist() == [0, 6, 9]
     assert flash.cu_queries.dtype == torch.int32 and flash.mask is None
     assert flash.starts == [0, 2] and (flash.width, flash.longest) == (3, 4)
-    masked = packed.PackedBatch.build([2, 3], [4, 0], "cpu", flash=False)
+    masked = PackedBatch.build([2, 3], [4, 0], "cpu", flash=False)
     assert masked.index.tolist() == [0, 1, 3, 4, 5]  # rows of width 3
     # row 0 sees its 4 prefix positions and its own tokens causally; row 1 has no prefix
     assert masked.mask.shape == (2, 1, 3, 7)
     assert masked.mask[0, 0, 1].tolist() == [True] * 4 + [True, True, False]
     assert masked.mask[1, 0, 0].tolist() == [False] * 4 + [True, False, False]
     with pytest.raises(ValueError, match="at least one new token"):
-        packed.PackedBatch.build([2, 0], [0, 0], "cpu", flash=True)
+        PackedBatch.build([2, 0], [0, 0], "cpu", flash=True)
     with pytest.raises(ValueError, match="one prefix length per row"):
-        packed.PackedBatch.build([2], [0, 0], "cpu", flash=False)
+        PackedBatch.build([2], [0, 0], "cpu", flash=False)
 
 
 def test_unsupported_models_and_settings_are_refused():
@@ -189,6 +183,7 @@ def test_compiled_halves_serve_every_layer():
 
     torch._dynamo.reset()
     counters.clear()
+    limit = torch._dynamo.config.recompile_limit
     model = small_model(layers=4)
     requests = workload()
     expected = totals(HFEvaluationLM(model, TOKENS, identity="t", prefix_reuse=False), requests)
@@ -197,3 +192,5 @@ def test_compiled_halves_serve_every_layer():
     )
     assert totals(ours, requests) == pytest.approx(expected, abs=1e-4)
     assert 2 <= counters["stats"]["unique_graphs"] <= 6
+    # the raised recompilation limit holds during our forwards only
+    assert torch._dynamo.config.recompile_limit == limit < packed.COMPILED_RECOMPILE_LIMIT

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scorers.lm.prefix_tree import PrefixNode, plan_prefix_tree, tokens_computed
+from scorers.lm.hf.prefix_tree import PrefixNode, plan_prefix_tree, tokens_computed
 
 
 def leaves_with_paths(root: PrefixNode) -> dict[int, list[tuple[int, int, int]]]:
@@ -94,7 +94,7 @@ def test_bad_arguments():
 
 def test_scoring_plan_shares_all_but_the_last_context_token():
     from scorers.lm.base import ScoringRequest
-    from scorers.lm.prefix_tree import scoring_plan
+    from scorers.lm.hf.prefix_tree import scoring_plan
 
     requests = [ScoringRequest((1, 2, 3, 4, 5), (6, 7)), ScoringRequest((1, 2, 3, 4, 5), (8,))]
     plan, sequences = scoring_plan(requests, min_shared=1)

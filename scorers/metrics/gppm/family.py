@@ -378,7 +378,7 @@ class GppmCluster(Metric):
 
     async def _fit(self, resources: Resources, key: tuple) -> tuple[Any, str]:
         from scorers.data.records import load_records
-        from scorers.lm.hf import file_fingerprint
+        from scorers.lm.loading import file_fingerprint
         from scorers.lm.threads import run_blocking
         from scorers.metrics.gppm.cluster import fit_cluster_model
 

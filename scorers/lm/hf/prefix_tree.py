@@ -20,6 +20,7 @@ __all__ = [
     "forward_segments",
     "plan_prefix_tree",
     "scoring_plan",
+    "supports_prefix_reuse",
     "tokens_computed",
 ]
 
@@ -124,3 +125,13 @@ def forward_segments(
 def tokens_computed(root: PrefixNode, lengths: Sequence[int]) -> int:
     """Tokens the plan runs through the model (each shared prefix once, each leaf's suffix)."""
     return sum(end - start for start, end, _ in forward_segments(root, lengths))
+
+
+def supports_prefix_reuse(config: Any) -> bool:
+    """Whether every layer of the model attends over the whole prefix with a plain key/value
+    cache (no sliding windows, recurrent or linear-attention layers), so a shared prefix's keys
+    and values can be reused as they are."""
+    if getattr(config, "sliding_window", None):
+        return False
+    layer_types = getattr(config, "layer_types", None)
+    return not layer_types or all(t == "full_attention" for t in layer_types)

@@ -7,12 +7,12 @@ What it does, and why (measured on 2 CPU cores with SmolLM2-135M, ``benchmarks/g
 - **Prefill in token-budget groups, left-padded** (row by row on a CPU, where padding only adds
   work: ten ~1,100-token review prompts took 25-29 s one by one and 42-45 s as one padded batch),
   then every row's keys and values go into one left-aligned buffer sized for the longest prompt
-  plus ``max_new_tokens`` (:func:`scorers.lm.kv_cache.cache_holding`), so each decoding step
+  plus ``max_new_tokens`` (:func:`scorers.lm.hf.kv_cache.cache_holding`), so each decoding step
   writes in place instead of growing the cache by concatenation.
 - **Shared prompt prefixes prefilled once** (row-by-row prefill): prompts that start with the
   same tokens (one system prompt and instructions for every judgment rewrite; one candidate
   review before each of its reference statements in an oracle's questions) are arranged by
-  :func:`scorers.lm.prefix_tree.plan_prefix_tree`, the planner of the scoring path; each shared
+  :func:`scorers.lm.hf.prefix_tree.plan_prefix_tree`, the planner of the scoring path; each shared
   prefix runs once and every prompt below it runs only its own suffix on top of a copy of the
   prefix's keys and values.
 - **One decoding step for all rows**: each step reads every weight once for the whole batch.
@@ -35,10 +35,10 @@ from typing import Any
 
 import torch
 
-from scorers.lm.budget import token_budget_batches
-from scorers.lm.cache_argument import cache_kwargs
-from scorers.lm.kv_cache import cache_holding
-from scorers.lm.prefix_tree import DEFAULT_MIN_SHARED, forward_segments, plan_prefix_tree
+from scorers.lm.hf.budget import token_budget_batches
+from scorers.lm.hf.cache_argument import cache_kwargs
+from scorers.lm.hf.kv_cache import cache_holding
+from scorers.lm.hf.prefix_tree import DEFAULT_MIN_SHARED, forward_segments, plan_prefix_tree
 
 __all__ = ["decode", "stop_token_ids"]
 

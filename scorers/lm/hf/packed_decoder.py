@@ -1,0 +1,306 @@
+"""Packed scoring forwards for Llama-family decoders: no padding in any matrix product.
+
+A padded forward runs every row to the batch's longest: on the 8B scoring workload
+(``benchmarks/speed/scoring_gpu.py``) 11.7% of the tokens the matrix products ran were padding,
+and the least-padding batches that kept it there needed 67 small forwards. Here the rows' new
+tokens are concatenated into one ``[tokens, hidden]`` sequence for the embeddings, every
+projection, the MLPs and the norms, so a forward can be filled up to the token budget. Only
+attention sees the rows apart, each row's new tokens after its own cached prefix
+(:mod:`scorers.lm.hf.packed_attention`: FlashAttention's variable-length kernel on a GPU in
+bfloat16 or float16, else PyTorch's attention under a mask).
+
+The layer is written out from transformers' Llama modules (RMSNorm in float32, rotary position
+embedding from the model's own rotary module, SiLU-gated MLP; biases where the checkpoint has
+them). Its two halves around attention take each layer's weights (:class:`LayerWeights`) as
+arguments, so with
+``compile`` one compiled function of each serves every layer (transformers' attention module
+reads its cache by layer index, which compiled code specialises on); attention stays eager.
+Results equal the transformers forward up to floating-point summation order
+(``tests/lm/test_packed.py`` checks float32 scores against it). Models it does not cover (other
+norms or activations, sliding windows, query/key norms, tensor-parallel checkpoints) are refused
+by :func:`packed_support`.
+
+A row's cached prefix is, per layer, ``(keys, values)`` of shape ``[prefix length, key/value
+heads, head dim]`` (token-major, so the flash layout is built by one concatenation).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+import torch
+
+from scorers.lm.hf.packed_attention import PackedBatch, flash_attention, masked_attention
+
+__all__ = [
+    "ATTENTION_KINDS",
+    "LayerWeights",
+    "PackedDecoder",
+    "flash_available",
+    "packed_support",
+]
+
+PACKED_MODEL_TYPES = ("llama", "mistral", "qwen2")
+"""Decoders whose layers :class:`PackedDecoder` computes exactly (same norms, rotary, MLP)."""
+
+ATTENTION_KINDS = ("auto", "flash", "masked")
+"""How a packed forward attends: ``auto`` is ``flash`` where :func:`flash_available`, else
+``masked``."""
+
+RowCache = tuple[tuple[torch.Tensor, torch.Tensor], ...]
+"""A row's cached prefix: per layer, keys and values ``[length, key/value heads, head dim]``."""
+
+
+def packed_support(model: Any) -> str | None:
+    """None when :class:`PackedDecoder` computes ``model``'s decoder exactly; otherwise why
+    not (for the caller's error or its fallback)."""
+    config = model.config
+    model_type = getattr(config, "model_type", None)
+    if model_type not in PACKED_MODEL_TYPES:
+        return f"model type {model_type!r} is not one of {PACKED_MODEL_TYPES}"
+    if getattr(config, "hidden_act", None) != "silu":
+        return f"activation {getattr(config, 'hidden_act', None)!r} is not silu"
+    if getattr(config, "sliding_window", None) and getattr(config, "use_sliding_window", True):
+        return "sliding-window attention"
+    if (getattr(config, "pretraining_tp", 1) or 1) > 1:
+        return "tensor-parallel (pretraining_tp > 1) checkpoint"
+    decoder = model.get_decoder()
+    for name in ("embed_tokens", "layers", "norm", "rotary_emb"):
+        if getattr(decoder, name, None) is None:
+            return f"the decoder has no {name}"
+    for layer in decoder.layers:
+        attention = getattr(layer, "self_attn", None)
+        if attention is None or any(
+            getattr(attention, name, None) is not None for name in ("q_norm", "k_norm")
+        ):
+            return "layers without plain self-attention (query/key norms or none)"
+        projections = ("gate_proj", "up_proj", "down_proj")
+        if not all(hasattr(layer.mlp, name) for name in projections):
+            return "layers without a gated MLP"
+        if any(getattr(getattr(layer.mlp, name), "bias", None) is not None for name in projections):
+            # the packed MLP multiplies by the weights alone: a checkpoint with MLP biases
+            # (Llama's mlp_bias=True) would be scored wrong without a word
+            return "MLP projections with biases (mlp_bias)"
+    return None
+
+
+def flash_available(model: Any) -> bool:
+    """Whether PyTorch's variable-length FlashAttention kernel can run ``model``'s attention:
+    on a CUDA device, in bfloat16 or float16, with a head dimension of at most 256."""
+    parameter = next(model.parameters())
+    config = model.config
+    head_dim = getattr(config, "head_dim", None) or (
+        config.hidden_size // config.num_attention_heads
+    )
+    return (
+        parameter.device.type == "cuda"
+        and parameter.dtype in (torch.bfloat16, torch.float16)
+        and head_dim <= 256
+        and head_dim % 8 == 0
+    )
+
+
+class LayerWeights(NamedTuple):
+    """One decoder layer's weights, as the packed layer reads them (biases None where the
+    checkpoint has none; :func:`packed_support` refuses MLP biases)."""
+
+    input_norm: torch.Tensor
+    q: torch.Tensor
+    q_bias: torch.Tensor | None
+    k: torch.Tensor
+    k_bias: torch.Tensor | None
+    v: torch.Tensor
+    v_bias: torch.Tensor | None
+    o: torch.Tensor
+    o_bias: torch.Tensor | None
+    post_norm: torch.Tensor
+    gate: torch.Tensor
+    up: torch.Tensor
+    down: torch.Tensor
+
+    @classmethod
+    def of(cls, layer: Any) -> LayerWeights:
+        """The weights of a transformers Llama-family decoder layer."""
+        attention, mlp = layer.self_attn, layer.mlp
+        return cls(
+            input_norm=layer.input_layernorm.weight,
+            q=attention.q_proj.weight,
+            q_bias=attention.q_proj.bias,
+            k=attention.k_proj.weight,
+            k_bias=attention.k_proj.bias,
+            v=attention.v_proj.weight,
+            v_bias=attention.v_proj.bias,
+            o=attention.o_proj.weight,
+            o_bias=attention.o_proj.bias,
+            post_norm=layer.post_attention_layernorm.weight,
+            gate=mlp.gate_proj.weight,
+            up=mlp.up_proj.weight,
+            down=mlp.down_proj.weight,
+        )
+
+
+def _rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
+    """transformers' Llama RMSNorm: the statistics in float32, the weight in the input's type."""
+    dtype = x.dtype
+    x = x.float()
+    x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)
+    return weight * x.to(dtype)
+
+
+def _rotate_half(x: torch.Tensor) -> torch.Tensor:
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+def _linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+    return torch.nn.functional.linear(x, weight, bias)
+
+
+def attention_inputs(
+    x: torch.Tensor,
+    weights: LayerWeights,
+    cos: torch.Tensor,
+    sin: torch.Tensor,
+    head_dim: int,
+    eps: float,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """A layer's queries, keys and values ``[tokens, heads, head dim]`` for packed hidden states
+    ``x`` ``[tokens, hidden]``, rotary position embedding applied (``cos``, ``sin``: ``[tokens,
+    1, head dim]``)."""
+    tokens = x.shape[0]
+    h = _rms_norm(x, weights.input_norm, eps)
+    q = _linear(h, weights.q, weights.q_bias).view(tokens, -1, head_dim)
+    k = _linear(h, weights.k, weights.k_bias).view(tokens, -1, head_dim)
+    v = _linear(h, weights.v, weights.v_bias).view(tokens, -1, head_dim)
+    return q * cos + _rotate_half(q) * sin, k * cos + _rotate_half(k) * sin, v
+
+
+def attention_output(
+    x: torch.Tensor, attended: torch.Tensor, weights: LayerWeights, eps: float
+) -> torch.Tensor:
+    """The rest of the layer: output projection of ``attended`` ``[tokens, heads, head dim]``,
+    residual, normalisation and gated MLP, residual."""
+    x = x + _linear(attended.flatten(1), weights.o, weights.o_bias)
+    h = _rms_norm(x, weights.post_norm, eps)
+    gated = torch.nn.functional.silu(_linear(h, weights.gate, None)) * _linear(h, weights.up, None)
+    return x + _linear(gated, weights.down, None)
+
+
+COMPILED_RECOMPILE_LIMIT = 64
+"""dynamo's recompilation limit while compiled packed layers run: one compiled function of each
+half serves all layers, but compiles a graph per case it meets (one row, one token...); past
+dynamo's default of 8 it would run eager without saying so. Set only around our own forwards."""
+
+
+class PackedDecoder:
+    """``model``'s decoder run on packed rows (see the module docstring).
+
+    Args:
+        model: a causal LM that :func:`packed_support` accepts.
+        compile: wrap the layer's two halves around attention in ``torch.compile`` with dynamic
+            shapes (one function each for every layer and batch shape; the first forwards pay
+            the compilation; dynamo's recompilation limit is raised to
+            :data:`COMPILED_RECOMPILE_LIMIT` during our forwards only). Default False.
+        grouped: for ``masked`` attention, let the kernel map query heads to grouped key/value
+            heads instead of repeating them. Default False.
+        attention: one of :data:`ATTENTION_KINDS`. Default ``auto``.
+
+    Raises:
+        ValueError: the model is not one :func:`packed_support` accepts (the reason is given),
+            an unknown ``attention``, or ``flash`` where :func:`flash_available` says no.
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        *,
+        compile: bool = False,
+        grouped: bool = False,
+        attention: str = "auto",
+    ) -> None:
+        reason = packed_support(model)
+        if reason:
+            raise ValueError(f"packed forwards do not cover this model: {reason}")
+        if attention not in ATTENTION_KINDS:
+            raise ValueError(f"attention must be one of {ATTENTION_KINDS}, got {attention!r}")
+        if attention == "flash" and not flash_available(model):
+            raise ValueError(
+                "flash attention needs the model on a CUDA device in bfloat16 or float16 with a "
+                "head dimension of at most 256"
+            )
+        self.flash = attention == "flash" or (attention == "auto" and flash_available(model))
+        self._decoder = model.get_decoder()
+        config = model.config
+        self.head_dim = getattr(config, "head_dim", None) or (
+            config.hidden_size // config.num_attention_heads
+        )
+        self.scaling = float(self._decoder.layers[0].self_attn.scaling)
+        self.eps = float(config.rms_norm_eps)
+        self.grouped = grouped
+        self.layers = [LayerWeights.of(layer) for layer in self._decoder.layers]
+        self.compiled = compile
+        self._inputs: Callable[..., Any] = attention_inputs
+        self._output: Callable[..., Any] = attention_output
+        if compile:
+            self._inputs = torch.compile(attention_inputs, dynamic=True)
+            self._output = torch.compile(attention_output, dynamic=True)
+
+    def batch(self, lengths: Sequence[int], prefix_lengths: Sequence[int]) -> PackedBatch:
+        """The layout of one forward for this decoder's attention."""
+        device = self._decoder.embed_tokens.weight.device
+        return PackedBatch.build(lengths, prefix_lengths, device, flash=self.flash)
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        batch: PackedBatch,
+        prefixes: Sequence[RowCache | None],
+        *,
+        keep_cache: bool,
+    ) -> tuple[torch.Tensor, list[RowCache]]:
+        """Final-normed hidden states ``[tokens, hidden]`` of the packed ``input_ids`` (row
+        ``r``'s tokens after its cached prefix ``prefixes[r]``, None: none) and, with
+        ``keep_cache``, each row's cache of its prefix and new tokens (else an empty list, so a
+        scoring forward holds one layer's keys and values at a time)."""
+        scope = (
+            torch._dynamo.config.patch(
+                recompile_limit=max(torch._dynamo.config.recompile_limit, COMPILED_RECOMPILE_LIMIT)
+            )
+            if self.compiled
+            else contextlib.nullcontext()
+        )
+        with scope:
+            return self._forward(input_ids, batch, prefixes, keep_cache=keep_cache)
+
+    def _forward(
+        self,
+        input_ids: torch.Tensor,
+        batch: PackedBatch,
+        prefixes: Sequence[RowCache | None],
+        *,
+        keep_cache: bool,
+    ) -> tuple[torch.Tensor, list[RowCache]]:
+        decoder = self._decoder
+        x = decoder.embed_tokens(input_ids)
+        cos, sin = decoder.rotary_emb(x[None], batch.positions[None])
+        cos, sin = cos[0][:, None], sin[0][:, None]  # [tokens, 1, head dim]
+        layers: list[list[tuple[torch.Tensor, torch.Tensor]]] = []
+        for layer, weights in enumerate(self.layers):
+            q, k, v = self._inputs(x, weights, cos, sin, self.head_dim, self.eps)
+            row_prefixes = [None if p is None else p[layer] for p in prefixes]
+            if self.flash:
+                attended, caches = flash_attention(
+                    q, k, v, row_prefixes, batch, self.scaling, keep_cache
+                )
+            else:
+                attended, caches = masked_attention(
+                    q, k, v, row_prefixes, batch, self.scaling, keep_cache, self.grouped
+                )
+            x = self._output(x, attended, weights, self.eps)
+            layers.append(caches)
+        rows: list[RowCache] = []
+        if keep_cache:
+            rows = [tuple(layer[row] for layer in layers) for row in range(batch.rows)]
+        return _rms_norm(x, decoder.norm.weight, self.eps), rows
