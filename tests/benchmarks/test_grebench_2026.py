@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import load_benchmark
+from conftest import accepting_reviewer, load_benchmark, scripted_model
 
 # mean ratings 22/3 (accepted), 10/3 (rejected), 16/3 (rejected), 16/3 (accepted)
 RATINGS = [(6, 8, 8), (2, 4, 4), (4, 6, 6), (6, 6, 4)]
@@ -85,21 +85,8 @@ def test_naive_rules_match_hand_computed_accuracies(tmp_path):
 
 @pytest.mark.slow
 def test_grebench_2026_experiment_writes_every_row_and_resumes(tmp_path, monkeypatch):
-    from inspect_ai.model import ModelAPI, ModelOutput, ModelUsage, modelapi
-
     run = load_benchmark("experiments.grebench_2026.run")
-
-    @modelapi(name="grebench_scripted")
-    def grebench_scripted():
-        class Scripted(ModelAPI):
-            async def generate(self, input, tools, tool_choice, config):
-                asked = "Decision:" in input[-1].text
-                reply = "Rating: 8\nDecision: Accept" if asked else "The method is sound."
-                output = ModelOutput.from_content(self.model_name, reply)
-                output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
-                return output
-
-        return Scripted
+    scripted_model("grebench_scripted", accepting_reviewer)
 
     # the model's row without GEM-raw, the human row's MI metrics as GEM-raw alone: the
     # embedded LM scores two papers' human reviews

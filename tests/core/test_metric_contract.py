@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import scripted_model
 from scorers import Item, Paper, Resources, Review, get_metric, list_metrics
 from scorers.data.records import dataset_identity, load_records
 from scorers.errors import MetricError
@@ -163,20 +164,7 @@ def test_the_metric_contract(name, tiny_folder, fit_on, tmp_path):
 
 
 def _scripted_inspect_model():
-    from inspect_ai.model import ModelAPI, ModelOutput, ModelUsage, modelapi
-
-    @modelapi(name="contract_scripted")
-    def contract_scripted():
-        class ScriptedAPI(ModelAPI):
-            async def generate(self, input, tools, tool_choice, config):
-                conversation = [{"role": m.role, "content": m.text} for m in input]
-                output = ModelOutput.from_content(self.model_name, _replies(conversation))
-                output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
-                return output
-
-        return ScriptedAPI
-
-    return contract_scripted
+    scripted_model("contract_scripted", lambda conversation, model: _replies(conversation))
 
 
 @pytest.mark.slow

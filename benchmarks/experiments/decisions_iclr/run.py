@@ -31,16 +31,13 @@ change to the leaderboard or to the rules reaches the committed results. The mod
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
-import time
 from pathlib import Path
 from typing import Any
 
-from inspect_ai import eval as inspect_eval
 from inspect_ai.log import read_eval_log
 
-from benchmarks.common.boards import screenshot, unread_verdicts, verdicts_table
+from benchmarks.common.boards import rule_row, unread_verdicts, write_board
 from benchmarks.common.manifest import Run
 from benchmarks.common.model_options import add_model_options, lm_args, model_options
 from benchmarks.common.paths import DATA, missing_data
@@ -51,9 +48,6 @@ from benchmarks.common.resumable import (
     finished_log,
     run_row,
 )
-from gem_tasks.analysis.leaderboard.compare import compare_logs
-from gem_tasks.analysis.leaderboard.html import write_leaderboard_html
-from gem_tasks.analysis.leaderboard.render import write_leaderboard
 from gem_tasks.tasks.iclr import iclr
 from scorers.data.records import load_records
 from scorers.data.sources.openreview.convert import ConvertConfig, convert_dataset
@@ -227,14 +221,7 @@ def write_set(
         label, seconds, unread = model
         timings[label], verdicts[label] = seconds, unread
         sources.append(folder / "logs" / "model")
-    board = compare_logs(sources, progress=False)
-    board_folder = folder / "leaderboard"
-    paths = write_leaderboard(board, board_folder, plot=True)
-    plots = {tuple(k.split(":", 2)[1:]): p for k, p in paths.items() if k.startswith("plot:")}
-    page = write_leaderboard_html(board, board_folder / "leaderboard.html", plots)
-    screenshot(page, board_folder / "leaderboard.png")
-    (folder / "timings.json").write_text(json.dumps(timings, indent=1) + "\n")
-    (folder / "verdicts.md").write_text(verdicts_table(verdicts, journal))
+    write_board(folder, sources, timings=timings, verdicts=verdicts, journal=journal)
 
 
 def model_row(
@@ -281,17 +268,10 @@ def rule_rows(
         if row == "baseline:committee_all_reviewers" and not listed:
             print(f"{name}: no paper lists its official ratings: no {row} row", flush=True)
             continue
-        started = time.perf_counter()
-        [log] = inspect_eval(
-            iclr(dataset=str(records), candidate=row, scorers=SCORERS),
-            model="none",
-            log_dir=str(logs),
-            display="plain",
+        label = f"{name}/{row}"
+        timings[label], verdicts[label] = rule_row(
+            iclr(dataset=str(records), candidate=row, scorers=SCORERS), logs, name=label
         )
-        if log.status != "success":
-            raise SystemExit(f"{name} {row} failed: {log.error}")
-        timings[f"{name}/{row}"] = round(time.perf_counter() - started, 1)
-        verdicts[f"{name}/{row}"] = unread_verdicts(log)
     return timings, verdicts
 
 

@@ -34,23 +34,17 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import shutil
-import time
 from pathlib import Path
 from typing import Any
 
-from inspect_ai import eval as inspect_eval
 from inspect_ai.log import read_eval_log
 
-from benchmarks.common.boards import screenshot, unread_verdicts, verdicts_table
+from benchmarks.common.boards import rule_row, unread_verdicts, write_board
 from benchmarks.common.manifest import Run
 from benchmarks.common.model_options import add_model_options, lm_args, model_options
 from benchmarks.common.paths import DATA, missing_data
 from benchmarks.common.resumable import Journal, add_fresh_option, run_row
-from gem_tasks.analysis.leaderboard.compare import compare_logs
-from gem_tasks.analysis.leaderboard.html import write_leaderboard_html
-from gem_tasks.analysis.leaderboard.render import write_leaderboard
 from gem_tasks.tasks.iclr import iclr
 from scorers.data.records import load_records
 
@@ -124,54 +118,45 @@ def main(argv: list[str] | None = None) -> None:
     verdicts: dict[str, dict[str, Any]] = {}
     sources = [logs / "rules"]
     given = lm_args(args)
-    if args.mi_papers:
-        label = "human: gem, gem_s, gem_raw"
-        run_row(
-            journal,
-            label,
-            lambda: iclr(
-                dataset=str(args.data),
-                candidate="human",
-                scorers=MI_SCORERS,
-                scorer_lm_args=given or None,
-            ),
-            logs / "human_mi",
-            model="none",
-            limit=args.mi_papers,
-            display="plain",
-        )
-        timings[label] = round(journal.seconds(label), 1)
-        sources.append(logs / "human_mi")
-    if args.model_papers:
-        label = args.model
+
+    def resumable_row(label: str, folder: str, candidate: str, scorers: str, **options: Any) -> str:
+        """A resumable row of ``iclr`` on ``args.data`` into ``logs / folder``, timed by the
+        journal (``options`` go to Inspect): its finished log's path."""
         location = run_row(
             journal,
             label,
             lambda: iclr(
                 dataset=str(args.data),
-                candidate="model",
-                scorers=MODEL_SCORERS,
+                candidate=candidate,
+                scorers=scorers,
                 scorer_lm_args=given or None,
             ),
-            logs / "model",
+            logs / folder,
+            display="plain",
+            **options,
+        )
+        timings[label] = round(journal.seconds(label), 1)
+        sources.append(logs / folder)
+        return location
+
+    if args.mi_papers:
+        label = "human: gem, gem_s, gem_raw"
+        resumable_row(label, "human_mi", "human", MI_SCORERS, model="none", limit=args.mi_papers)
+    if args.model_papers:
+        location = resumable_row(
+            args.model,
+            "model",
+            "model",
+            MODEL_SCORERS,
             model=args.model,
             limit=args.model_papers,
             max_tokens=args.max_tokens,
-            display="plain",
             **model_options(args),
         )
-        timings[label] = round(journal.seconds(label), 1)
-        verdicts[label] = unread_verdicts(read_eval_log(location))
-        sources.append(logs / "model")
+        verdicts[args.model] = unread_verdicts(read_eval_log(location))
     rule_timings, rule_verdicts = rule_rows(args.data, logs / "rules")
     timings, verdicts = {**rule_timings, **timings}, {**rule_verdicts, **verdicts}
-
-    board = compare_logs(sources, progress=False)
-    folder = args.out / "leaderboard"
-    paths = write_leaderboard(board, folder, plot=True)
-    plots = {tuple(k.split(":", 2)[1:]): p for k, p in paths.items() if k.startswith("plot:")}
-    page = write_leaderboard_html(board, folder / "leaderboard.html", plots)
-    screenshot(page, folder / "leaderboard.png")
+    write_board(args.out, sources, timings=timings, verdicts=verdicts, journal=journal)
     (args.out / "naive_rules.md").write_text(
         naive_rules_table(
             mean_ratings_of_records(args.data),
@@ -180,8 +165,6 @@ def main(argv: list[str] | None = None) -> None:
             decisions=args.iclr2023_decisions,
         )
     )
-    (args.out / "timings.json").write_text(json.dumps(timings, indent=1) + "\n")
-    (args.out / "verdicts.md").write_text(verdicts_table(verdicts, journal))
     provenance.finish()
 
 
@@ -193,17 +176,9 @@ def rule_rows(data: Path, logs: Path) -> tuple[dict[str, float], dict[str, dict[
     timings: dict[str, float] = {}
     verdicts: dict[str, dict[str, Any]] = {}
     for row, scorers in (("human", HUMAN_SCORERS), *((rule, DECISION_SCORERS) for rule in RULES)):
-        started = time.perf_counter()
-        [log] = inspect_eval(
-            iclr(dataset=str(data), candidate=row, scorers=scorers),
-            model="none",
-            log_dir=str(logs),
-            display="plain",
+        timings[row], verdicts[row] = rule_row(
+            iclr(dataset=str(data), candidate=row, scorers=scorers), logs, name=row
         )
-        if log.status != "success":
-            raise SystemExit(f"{row} failed: {log.error}")
-        timings[row] = round(time.perf_counter() - started, 1)
-        verdicts[row] = unread_verdicts(log)
     return timings, verdicts
 
 

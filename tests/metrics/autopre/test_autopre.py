@@ -9,6 +9,7 @@ import math
 
 import pytest
 
+from conftest import scripted_model
 from scorers import Item, Paper, Resources, Review, get_metric
 from scorers.data.records import PaperRecord, ReviewRecord
 from scorers.metrics.autopre import parse_judges
@@ -594,22 +595,13 @@ def test_panel_metric_bad_input_is_unscored_with_its_reason(tmp_path):
 
 
 def _scripted_model_api():
-    from inspect_ai.model import ModelAPI, ModelOutput, ModelUsage, modelapi
+    """``autopre_scripted/<rule>``: the scripted judge of rule ``<rule>`` as an Inspect model."""
 
-    @modelapi(name="autopre_scripted")
-    def autopre_scripted():
-        class ScriptedAPI(ModelAPI):
-            async def generate(self, input, tools, tool_choice, config):
-                rule = self.model_name
-                conversation = [{"role": m.role, "content": m.text} for m in input]
-                [reply] = await Scripted(rule).generate([conversation], None)
-                output = ModelOutput.from_content(self.model_name, reply)
-                output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
-                return output
+    async def reply(conversation, rule):
+        [text] = await Scripted(rule).generate([conversation], None)
+        return text
 
-        return ScriptedAPI
-
-    return autopre_scripted
+    scripted_model("autopre_scripted", reply)
 
 
 def _write_records(path) -> str:

@@ -13,6 +13,7 @@ import re
 import numpy as np
 import pytest
 
+from conftest import scripted_model
 from scorers import Item, Paper, Resources, Review, get_metric
 from scorers.lm.answers import parse_yes_no
 from scorers.lm.base import GenerationSettings
@@ -673,20 +674,8 @@ def test_ask_many_retries_only_the_unreadable_with_another_seed():
 
 
 def _rules_model_api():
-    from inspect_ai.model import ModelAPI, ModelOutput, ModelUsage, modelapi
-
-    @modelapi(name="beyond_rules")
-    def beyond_rules():
-        class RulesAPI(ModelAPI):
-            async def generate(self, input, tools, tool_choice, config):
-                conversation = [{"role": m.role, "content": m.text} for m in input]
-                output = ModelOutput.from_content(self.model_name, RuleModel().answer(conversation))
-                output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
-                return output
-
-        return RulesAPI
-
-    return beyond_rules
+    """``beyond_rules/<any>``: the rule-following model of these tests as an Inspect model."""
+    scripted_model("beyond_rules", lambda conversation, model: RuleModel().answer(conversation))
 
 
 @pytest.mark.slow

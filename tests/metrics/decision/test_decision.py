@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import decided_papers, write_jsonl
+from conftest import accepting_reviewer, decided_papers, scripted_model, write_jsonl
 from scorers import Item, Paper, Resources, Review, get_metric
 from scorers.metrics.decision import parse_verdict, verdict_of
 from scorers.metrics.decision.outcomes import (
@@ -169,21 +169,7 @@ def _records(tmp_path: Path) -> Path:
 
 
 def _scripted_reviewer():
-    from inspect_ai.model import ModelAPI, ModelOutput, ModelUsage, modelapi
-
-    @modelapi(name="verdict_scripted")
-    def verdict_scripted():
-        class Scripted(ModelAPI):
-            async def generate(self, input, tools, tool_choice, config):
-                last = input[-1].text
-                text = "Rating: 8\nDecision: Accept" if "Rating:" in last else "A short review."
-                output = ModelOutput.from_content(self.model_name, text)
-                output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
-                return output
-
-        return Scripted
-
-    return verdict_scripted
+    scripted_model("verdict_scripted", accepting_reviewer)
 
 
 @pytest.mark.slow
@@ -202,7 +188,7 @@ def test_the_verdict_is_asked_after_the_review_and_scored(tmp_path):
     )
     assert log.status == "success", log.error
     for sample in log.samples:
-        assert sample.output.completion == "A short review."  # the review stays the answer
+        assert sample.output.completion == "The method is sound."  # the review stays the answer
         assert sample.metadata["verdict_reply"] == "Rating: 8\nDecision: Accept"
         assert [m.role for m in sample.messages][-2:] == ["user", "assistant"]
         accepted = sample.metadata["decision"]["accept"]
