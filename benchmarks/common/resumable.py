@@ -250,6 +250,25 @@ def run_row(
     return done
 
 
+def journalled_result(
+    journal: Journal, name: str, stored: Path, compute: Callable[[], dict[str, Any]]
+) -> dict[str, Any]:
+    """Row ``name`` of a run that writes one JSON result, ``stored``, without Inspect (a script
+    asking the evaluation LM directly, which resumes through the score cache): read back where
+    an earlier invocation finished the row and the file is there (not redone, not timed again);
+    otherwise ``compute()`` timed in ``journal``, its time over the invocations added as
+    ``seconds`` and their count as ``invocations``, written to ``stored`` and returned."""
+    if journal.finished(name) and stored.exists():
+        print(f"{name}: finished earlier, read from {stored}", flush=True)
+        return json.loads(stored.read_text())
+    with journal.row(name):
+        result = compute()
+    result["seconds"] = round(journal.seconds(name), 1)
+    result["invocations"] = journal.invocations(name)
+    stored.write_text(json.dumps(result, indent=1, ensure_ascii=False, default=str) + "\n")
+    return result
+
+
 def finished_log(log_dir: Path) -> str | None:
     """The finished (``success``) log in ``log_dir``, a folder :func:`resumable_eval` ran one task
     in; None when there is none yet (no folder, or only stopped logs).

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, load_benchmark
+from conftest import REPO, accepting_reviewer, load_benchmark, scripted_model
 
 
 def test_forward_flops_by_hand():
@@ -36,8 +36,20 @@ def test_gpu_benchmark_smoke_on_cpu(tmp_path: Path, monkeypatch):
     shared prefixes through the id mapping, every path agrees, ours executes fewer FLOPs, a
     variant that fails is recorded and dropped."""
     gpu = load_benchmark("speed.scoring_gpu")
-    # a variant whose every run fails (a row chunk of 0 rows)
+    # a variant refused when its backend is built (a row chunk of 0 rows), and one whose every
+    # run fails (its projection raises)
     monkeypatch.setitem(gpu.VARIANTS, "broken", {"projection_chunk": 0})
+    monkeypatch.setitem(gpu.VARIANTS, "failing", {"projection_chunk": 7})
+    from scorers.lm.hf.projection import TargetProjection
+
+    project = TargetProjection.__call__
+
+    def failing_project(self, hidden, tokens):
+        if self.projection_chunk == 7:
+            raise RuntimeError("projection failed\nsecond line")
+        return project(self, hidden, tokens)
+
+    monkeypatch.setattr(TargetProjection, "__call__", failing_project)
     prompt = list(range(100, 160))
     rows = []
     for paper in range(2):
@@ -67,7 +79,7 @@ def test_gpu_benchmark_smoke_on_cpu(tmp_path: Path, monkeypatch):
             "--sweep",
             "100000/0,100000/100000",
             "--variants",
-            "gqa,packed,broken",
+            "gqa,packed,broken,failing",
             "--packed-forward-cost",
             "0",
             "--memory-probe",
@@ -102,8 +114,11 @@ def test_gpu_benchmark_smoke_on_cpu(tmp_path: Path, monkeypatch):
     assert packed["max_abs_diff"] < 1e-3 and packed["padding"] == 0
     assert packed["forwards"] == 2 + 12 and packed["attention_padding"] == 0
     assert ours["attention_padding"] == pytest.approx(ours["padding"])
-    assert "ours_broken" not in report["results"]
-    assert report["failed"] == {"ours_broken": "ValueError: range() arg 3 must not be zero"}
+    assert "ours_broken" not in report["results"] and "ours_failing" not in report["results"]
+    assert report["failed"] == {
+        "ours_broken": "ValueError: projection_chunk must be at least 1, got 0",
+        "ours_failing": "RuntimeError: projection failed",
+    }
     assert report["fastest"] in {"ours", "ours_gqa", "ours_packed"}
     assert "compile" not in report
     # no forward cost: every row alone, no padding; a prohibitive one: the fewest forwards
@@ -481,19 +496,10 @@ def test_beyond_rating_benchmark_runs_rows_over_invocations_and_reads_finished_o
     resume with other settings is refused, ``--fresh`` starts over."""
     bench = load_benchmark("experiments.beyond_rating_iclr2020.run")
     from inspect_ai.log import read_eval_log
-    from inspect_ai.model import ModelAPI, ModelOutput, ModelUsage, modelapi
 
     from conftest import rated_free_text_papers, write_jsonl
 
-    @modelapi(name="bench_fixed")
-    def bench_fixed():
-        class Fixed(ModelAPI):
-            async def generate(self, input, tools, tool_choice, config):
-                output = ModelOutput.from_content(self.model_name, "A review with no rating.")
-                output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
-                return output
-
-        return Fixed
+    scripted_model("bench_fixed", lambda conversation, model: "A review with no rating.")
 
     out = tmp_path / "out"
     data = write_jsonl(tmp_path / "papers.jsonl", rated_free_text_papers(2))
@@ -600,6 +606,21 @@ def test_beyond_judge_probe_pairs_and_scores_a_judge_with_known_answers(tmp_path
     assert report["summary"]["balanced_accuracy"] == 1.0
     assert json.loads((tmp_path / "out" / "probe.json").read_text())["calls"] == 12
     assert "| same | Yes | 4 | 4 | 100% | 100% |" in (tmp_path / "out" / "probe.md").read_text()
+    # a finished run is read back, not asked again; the journal holds both invocations
+    again = probe.main(argv, resources=Resources(generators={"judge": exact}))
+    assert exact.asked == 12 and again["summary"] == report["summary"]
+    journal = json.loads((tmp_path / "out" / "invocations.json").read_text())
+    assert [list(i["rows"]) for i in journal["invocations"]] == [["judge"], []]
+    assert again["invocations"] == 1 and again["seconds"] >= 0
+    # in chunks: a chunk of 5 pairs asks three times, the answers are the same
+    chunked = Judge(exact.rule)
+    pairs = probe.probe_pairs(probe.gem_release_records(data), reviews=4)
+    calls = asyncio.run(probe.judge_pairs(chunked, pairs, chunk=5))
+    assert calls == 12 and [p["verdict"] for p in pairs] == [p["verdict"] for p in report["pairs"]]
+    # other settings are refused; --fresh starts over
+    with pytest.raises(SystemExit, match="settings"):
+        probe.main([*argv, "--seed", "1"], resources=Resources(generators={"judge": exact}))
+    argv.append("--fresh")
 
     never = Judge(lambda a, b, seed: "No")
     report = probe.main(argv, resources=Resources(generators={"judge": never}))
@@ -640,16 +661,25 @@ def test_rewrite_budget_benchmark_counts_cut_rewrites_under_both_rules(tmp_path:
         "768": {"reviews": 1, "at_limit_before": 1, "at_limit": 0},
         "1024": {"reviews": 1, "at_limit_before": 1, "at_limit": 0},
     }
+    # in chunks of two reviews (what a resumed run reads back chunk by chunk): the same counts
+    fresh = Resources(cache_dir=tmp_path / "chunked", generators={"preprocessor": Rewriter()})
+    chunked = asyncio.run(bench.measure(texts, fresh, chunk=2))
+    for part in ("before", "after"):
+        assert {**chunked[part], "seconds": 0} == {**result[part], "seconds": 0}
+    assert chunked["per_budget"] == result["per_budget"]
     assert not bench.repeats_a_line("a\nb\n\nc") and bench.repeats_a_line("a\nb\na")
     result.update(
         {
             "data": "reviews.jsonl",
             "reviews": 3,
             "seed": 0,
+            "seconds": 3.5,
+            "invocations": 2,
             "provenance": bench.Run(tmp_path / "out").record,
         }
     )
     table = bench.summary_markdown(result)
+    assert "In all 3.5 s over 2 invocation(s)." in table
     assert "| 256 new tokens for every review | 3 | 3 (100%) | 3 |" in table
     assert "| 1024 | 1 | 1 | 0 |" in table and result["provenance"]["command"]
 
@@ -675,12 +705,24 @@ def test_rewrite_budget_script_writes_its_results_and_manifest(tmp_path: Path, m
     monkeypatch.setattr(bench, "sample_reviews", lambda path, n, seed: [("r1", "a review")])
     monkeypatch.setattr(bench, "measure", measure)
     out = tmp_path / "out"
-    bench.main(["--data", str(data), "--reviews", "1", "--out", str(out)])
+    argv = ["--data", str(data), "--reviews", "1", "--out", str(out)]
+    bench.main(argv)
     written = json.loads((out / "results.json").read_text())
-    assert written["review_ids"] == ["r1"]
+    assert written["review_ids"] == ["r1"] and written["invocations"] == 1
     assert written["provenance"]["settings"]["out"] == str(out)
     manifest = json.loads((out / "manifest.json").read_text())
-    assert set(manifest["files"]) == {"results.json", "summary.md"}
+    assert set(manifest["files"]) == {"results.json", "summary.md", "invocations.json"}
+
+    # a finished run is read back, not measured again; other settings are refused
+    async def must_not_run(texts, resources):
+        raise AssertionError("measured again")
+
+    monkeypatch.setattr(bench, "measure", must_not_run)
+    assert bench.main(argv) == written
+    journal = json.loads((out / "invocations.json").read_text())
+    assert [list(i["rows"]) for i in journal["invocations"]] == [["rewrites"], []]
+    with pytest.raises(SystemExit, match="settings"):
+        bench.main([*argv[:-2], "--seed", "3", "--out", str(out)])
 
 
 @pytest.mark.slow
@@ -935,21 +977,8 @@ def test_decisions_experiment_resumes_the_model_row_and_refuses_other_settings(
     the first only; other settings are refused."""
     import json as _json
 
-    from inspect_ai.model import ModelAPI, ModelOutput, ModelUsage, modelapi
-
     run = load_benchmark("experiments.decisions_iclr.run")
-
-    @modelapi(name="decisions_scripted")
-    def decisions_scripted():
-        class Scripted(ModelAPI):
-            async def generate(self, input, tools, tool_choice, config):
-                asked = "Decision:" in input[-1].text
-                reply = "Rating: 8\nDecision: Accept" if asked else "The method is sound."
-                output = ModelOutput.from_content(self.model_name, reply)
-                output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
-                return output
-
-        return Scripted
+    scripted_model("decisions_scripted", accepting_reviewer)
 
     monkeypatch.setattr(run, "SETS", {"tiny": tiny_decisions_set(tmp_path, [(5, 5)] * 3)})
     out = tmp_path / "results"

@@ -24,22 +24,26 @@ what a judge that always says Yes or always No gets).
 
     python -m benchmarks.experiments.beyond_judge_probe.run --reviews 100
 
-Writes ``benchmarks/experiments/beyond_judge_probe/results/{probe.json,probe.md}``.
+Writes ``benchmarks/experiments/beyond_judge_probe/results/{probe.json,probe.md}`` and the
+journal of its invocations (``invocations.json``). A stopped run resumes: the pairs are asked in
+chunks of ``CHUNK``, each chunk's answers stored in the score cache as it finishes, so a rerun
+with the same settings at the same commit reads the chunks already answered from the cache; a
+finished run is read back from ``probe.json`` (``--fresh`` starts over). The time reported is the
+journal's, summed over the invocations.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import random
 import re
-import time
 from pathlib import Path
 from typing import Any
 
 from benchmarks.common.manifest import Run
 from benchmarks.common.paths import DATA, missing_data
+from benchmarks.common.resumable import Journal, add_fresh_option, journalled_result
 from scorers.data.sources.gem_release import gem_release_records
 from scorers.lm.answers import YES_NO_SETTINGS, parse_yes_no
 from scorers.lm.asking import ask_many
@@ -51,6 +55,9 @@ HERE = Path(__file__).resolve().parent
 DEFAULT_DATA = DATA / "iclr2023_gem" / "iclr2023_reviews.jsonl"
 FIELDS = {"weaknesses": "criticizes", "strengths": "appreciates"}
 EXPECTED = {"same": True, "same_review": False, "other_paper": False}
+CHUNK = 48
+"""Pairs asked at a time: each chunk's answers reach the score cache when it finishes."""
+ROW = "judge"
 
 
 def field_points(summary: str | None, field: str) -> list[str]:
@@ -111,18 +118,23 @@ def summarise(pairs: list[dict[str, Any]]) -> dict[str, Any]:
     return {"kinds": kinds, "balanced_accuracy": balanced}
 
 
-async def judge_pairs(generator, pairs: list[dict[str, Any]]) -> int:
-    """Ask every pair as the alignment metric does; set each pair's ``verdict`` (None when
-    unreadable after the retry) and ``reply``; return the generations asked for."""
-    asked = await ask_many(
-        generator,
-        [match_messages(p["a"], p["b"]) for p in pairs],
-        parse_yes_no,
-        settings=YES_NO_SETTINGS,
-    )
-    for pair, value, reply in zip(pairs, asked.values, asked.replies, strict=True):
-        pair["verdict"], pair["reply"] = value, reply
-    return asked.calls
+async def judge_pairs(generator, pairs: list[dict[str, Any]], *, chunk: int = CHUNK) -> int:
+    """Ask every pair as the alignment metric does, ``chunk`` pairs at a time; set each pair's
+    ``verdict`` (None when unreadable after the retry) and ``reply``; return the generations
+    asked for (answers read from the cache included)."""
+    calls = 0
+    for start in range(0, len(pairs), chunk):
+        part = pairs[start : start + chunk]
+        asked = await ask_many(
+            generator,
+            [match_messages(p["a"], p["b"]) for p in part],
+            parse_yes_no,
+            settings=YES_NO_SETTINGS,
+        )
+        for pair, value, reply in zip(part, asked.values, asked.replies, strict=True):
+            pair["verdict"], pair["reply"] = value, reply
+        calls += asked.calls
+    return calls
 
 
 def markdown(report: dict[str, Any]) -> str:
@@ -148,8 +160,10 @@ def markdown(report: dict[str, Any]) -> str:
         + ("-" if balanced is None else f"{balanced:.3f}")
         + " (0.5 = chance, also what always-Yes or always-No scores).",
         "",
-        f"{report['calls']} generations in {report['seconds']:.0f} s "
-        f"({report['seconds'] / max(report['calls'], 1):.2f} s per generation, 2-core CPU).",
+        f"{report['calls']} generations in {report['seconds']:.0f} s over "
+        f"{report['invocations']} invocation(s) "
+        f"({report['seconds'] / max(report['calls'], 1):.2f} s per generation on "
+        f"{report['machine']['cpu']}, {report['machine']['cpus']} cores).",
     ]
     return "\n".join(lines) + "\n"
 
@@ -161,26 +175,34 @@ def main(argv: list[str] | None = None, *, resources: Resources | None = None) -
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--scorer-lm", default="embedded", help="the judge (evaluation LM spec)")
     parser.add_argument("--out", type=Path, default=HERE / "results")
+    add_fresh_option(parser)
     args = parser.parse_args(argv)
     if not args.data.exists():
         raise SystemExit(missing_data(args.data))
     provenance = Run(args.out, data=[args.data], settings=vars(args))
-    pairs = probe_pairs(gem_release_records(args.data), reviews=args.reviews, seed=args.seed)
-    resources = resources or Resources(evaluation_lm=args.scorer_lm)
-    judge = resources.generator(JUDGE_ROLE)
-    started = time.perf_counter()
-    calls = asyncio.run(judge_pairs(judge, pairs))
-    seconds = time.perf_counter() - started
-    report = {
-        "judge": judge.identity,
-        "reviews": len(pairs) // 3,
+    settings = {
+        "data": str(args.data),
+        "reviews": args.reviews,
         "seed": args.seed,
-        "calls": calls,
-        "seconds": seconds,
-        "summary": summarise(pairs),
-        "pairs": pairs,
+        "scorer_lm": args.scorer_lm,
     }
-    (args.out / "probe.json").write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    journal = Journal(provenance, settings=settings, fresh=args.fresh)
+
+    def probe() -> dict[str, Any]:
+        pairs = probe_pairs(gem_release_records(args.data), reviews=args.reviews, seed=args.seed)
+        judge = (resources or Resources(evaluation_lm=args.scorer_lm)).generator(JUDGE_ROLE)
+        calls = asyncio.run(judge_pairs(judge, pairs))
+        return {
+            "judge": judge.identity,
+            "reviews": len(pairs) // 3,
+            "seed": args.seed,
+            "calls": calls,
+            "machine": provenance.record["machine"],
+            "summary": summarise(pairs),
+            "pairs": pairs,
+        }
+
+    report = journalled_result(journal, ROW, args.out / "probe.json", probe)
     text = markdown(report)
     (args.out / "probe.md").write_text(text)
     print(text)

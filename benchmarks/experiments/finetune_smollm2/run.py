@@ -19,7 +19,7 @@ Steps (each under ``--out``):
    ``--val-papers`` of the papers not trained on (``heldout_records.jsonl``).
 2. ``train/``: LoRA with App. E's settings except ``--epochs``/``--max-steps`` (CPU budget);
    the held-out assistant-turn loss before and after (``--loss-papers`` validation papers).
-3. ``logs/{base,finetuned}/``: ``gem_tasks/robustness`` per strategy with
+3. ``logs/{base,finetuned}/<strategy>/``: ``gem_tasks/robustness`` per strategy with
    ``scorer_lm=hf/<SmolLM2 folder>``, without and with ``scorer_lm_args.adapter``;
    ``report_{base,finetuned}/`` and ``comparison.md``/``results.json`` (SMD with 95% CIs and
    the paired p-value per strategy and variant); ``training_data.json``, ``adapter_info.json``
@@ -32,6 +32,11 @@ AVX-512 BF16): the default ``--train-papers 50 --epochs 1`` (450 rows, 57 optimi
 in 17 minutes with ``--bf16-autocast`` (30 s per step in float32, 15.7 s with it:
 ``benchmarks/speed/finetune_precision.py``); each validation run (100 papers, one strategy, one
 variant) takes 160-400 s; the whole run about 55 minutes.
+
+A stopped run resumes (``invocations.json`` journals each invocation and times each step): the
+data are rebuilt (seconds), training continues from its newest checkpoint, each validation run
+resumes from its log's finished samples and a finished one is read from its log; ``--fresh``
+starts over.
 """
 
 from __future__ import annotations
@@ -40,13 +45,14 @@ import argparse
 import json
 import random
 import shutil
-import time
 from pathlib import Path
+from typing import Any
 
-from inspect_ai import eval as inspect_eval
+from inspect_ai.log import read_eval_log
 
 from benchmarks.common.manifest import Run
 from benchmarks.common.paths import DATA, missing_data
+from benchmarks.common.resumable import Journal, add_fresh_option, run_row
 from gem_tasks.analysis.report import write_report
 from gem_tasks.tasks.robustness import robustness
 from scorers.data.records import load_records
@@ -109,15 +115,101 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--only", nargs="*", choices=STRATEGIES, help="strategies to run")
     parser.add_argument("--out", type=Path, default=HERE / "results")
+    add_fresh_option(parser, help="forget a stopped run (journal, logs, checkpoints), start over")
     args = parser.parse_args(argv)
     if not args.data.exists():
         raise SystemExit(missing_data(args.data))
     provenance = Run(args.out, data=[args.data], settings=vars(args))
-    timings: dict[str, float] = {}
-    results: dict[str, object] = {"settings": vars(args) | {"data": str(args.data)}}
+    settings = {k: v for k, v in vars(args).items() if k not in ("out", "fresh")}
+    if args.fresh:
+        shutil.rmtree(args.out / "train", ignore_errors=True)
+    journal = Journal(provenance, settings=settings, fresh=args.fresh, logs=args.out / "logs")
+    results: dict[str, object] = {
+        "settings": {k: v for k, v in vars(args).items() if k != "fresh"} | {"data": str(args.data)}
+    }
+    with journal.row("data"):
+        folder, tokenizer, data, validation, val_path = prepare_data(args)
+    results["data"] = data.counts() | {"validation_papers": len(validation)}
+    print(f"data: {results['data']}")
 
-    # 1. data: training papers, and held-out papers disjoint from them
-    started = time.perf_counter()
+    # 2. train (from the newest checkpoint where a stopped invocation left one)
+    lora = LoraSettings(
+        epochs=args.epochs,
+        max_steps=args.max_steps,
+        seed=args.seed,
+        save_steps=args.save_steps,
+        bf16_autocast=args.bf16_autocast or None,
+    )
+    with journal.row("train"):
+        trained_run = train_adapter(
+            args.out / "data", "embedded", args.out / "train", settings=lora
+        )
+    results["train"] = {"steps": trained_run.steps, "train_loss": trained_run.train_loss}
+    loss_data = build_finetune_data(
+        validation[: args.loss_papers], tokenizer, metrics=["gem"], seed=args.seed
+    )
+    if loss_data.rows:
+        with journal.row("heldout_loss"):
+            results["heldout_loss"] = {
+                "rows": len(loss_data.rows),
+                "base": heldout_loss(folder, None, loss_data.rows),
+                "finetuned": heldout_loss(folder, trained_run.adapter, loss_data.rows),
+            }
+        print(f"held-out loss: {results['heldout_loss']}")
+
+    # 3. validation before and after, each run resumable in its own log folder
+    table: dict[str, dict[str, dict[str, float]]] = {}
+    strategies = args.only or STRATEGIES
+    for variant, lm_args in (
+        ("base", {}),
+        ("finetuned", {"adapter": str(trained_run.adapter)}),
+    ):
+        logs = args.out / "logs" / variant
+        for strategy in strategies:
+            location = run_row(
+                journal,
+                f"{variant}/{strategy}",
+                lambda strategy=strategy, lm_args=lm_args: robustness(
+                    perturbation=strategy,
+                    dataset=str(val_path),
+                    scorers="gem",
+                    level="judgments",
+                    scorer_lm=f"hf/{folder}",
+                    scorer_lm_args={"dtype": "float32", **lm_args},
+                    dataset_summaries=True,
+                ),
+                logs / strategy,
+                model="none",
+                display="plain",
+            )
+            log = read_eval_log(location, header_only=True)
+            metrics = {
+                name: value.value
+                for score in (log.results.scores if log.results else [])
+                for name, value in score.metrics.items()
+                if name in REPORTED
+            }
+            table.setdefault(strategy, {})[variant] = metrics
+            print(f"{variant} {strategy}: {log.status} {metrics}")
+        write_report(
+            [logs / strategy for strategy in strategies],
+            args.out / f"report_{variant}",
+            progress=False,
+        )
+    results["smd"] = table
+    results["timings_s"] = {row: round(journal.seconds(row), 1) for row in journal.rows()}
+    write_comparison(table, args.out)
+    (args.out / "results.json").write_text(json.dumps(results, indent=2, default=str) + "\n")
+    # the committed copies of what data/ and train/ (not committed) hold
+    for source, name in KEPT.items():
+        shutil.copyfile(args.out / source, args.out / name)
+    provenance.finish()
+
+
+def prepare_data(args: argparse.Namespace) -> tuple[Path, Any, Any, list, Path]:
+    """Training papers and held-out papers disjoint from them (``data/``), the validation
+    papers (``val_records.jsonl``): the embedded model's folder, its tokenizer, the fine-tuning
+    data, the validation records and their file."""
     from transformers import AutoTokenizer
 
     folder = materialize_embedded()
@@ -130,75 +222,16 @@ def main(argv: list[str] | None = None) -> None:
     eligible = [r for r in heldout if sum(1 for v in r.reviews if v.summary) >= 3]
     validation = eligible[: args.val_papers]
     trained = set(data.training_papers)
-    assert not trained & {r.id for r in validation}, "validation overlaps training"
+    if trained & {r.id for r in validation}:
+        raise SystemExit("the validation papers overlap the training papers")
     val_path = args.out / "val_records.jsonl"
     val_path.write_text("".join(json.dumps(record_dict(r)) + "\n" for r in validation))
-    results["data"] = data.counts() | {"validation_papers": len(validation)}
-    print(f"data: {results['data']}")
-    timings["data"] = round(time.perf_counter() - started, 1)
+    return folder, tokenizer, data, validation, val_path
 
-    # 2. train
-    started = time.perf_counter()
-    settings = LoraSettings(
-        epochs=args.epochs,
-        max_steps=args.max_steps,
-        seed=args.seed,
-        save_steps=args.save_steps,
-        bf16_autocast=args.bf16_autocast or None,
-    )
-    trained_run = train_adapter(
-        args.out / "data", "embedded", args.out / "train", settings=settings
-    )
-    timings["train"] = round(time.perf_counter() - started, 1)
-    results["train"] = {"steps": trained_run.steps, "train_loss": trained_run.train_loss}
-    loss_data = build_finetune_data(
-        validation[: args.loss_papers], tokenizer, metrics=["gem"], seed=args.seed
-    )
-    if loss_data.rows:
-        started = time.perf_counter()
-        results["heldout_loss"] = {
-            "rows": len(loss_data.rows),
-            "base": heldout_loss(folder, None, loss_data.rows),
-            "finetuned": heldout_loss(folder, trained_run.adapter, loss_data.rows),
-        }
-        timings["heldout_loss"] = round(time.perf_counter() - started, 1)
-        print(f"held-out loss: {results['heldout_loss']}")
 
-    # 3. validation before and after
-    table: dict[str, dict[str, dict[str, float]]] = {}
-    for variant, lm_args in (
-        ("base", {}),
-        ("finetuned", {"adapter": str(trained_run.adapter)}),
-    ):
-        logs = args.out / "logs" / variant
-        for strategy in args.only or STRATEGIES:
-            started = time.perf_counter()
-            [log] = inspect_eval(
-                robustness(
-                    perturbation=strategy,
-                    dataset=str(val_path),
-                    scorers="gem",
-                    level="judgments",
-                    scorer_lm=f"hf/{folder}",
-                    scorer_lm_args={"dtype": "float32", **lm_args},
-                    dataset_summaries=True,
-                ),
-                model="none",
-                log_dir=str(logs),
-                display="plain",
-            )
-            timings[f"{variant}/{strategy}"] = round(time.perf_counter() - started, 1)
-            metrics = {
-                name: value.value
-                for score in (log.results.scores if log.results else [])
-                for name, value in score.metrics.items()
-                if name in REPORTED
-            }
-            table.setdefault(strategy, {})[variant] = metrics
-            print(f"{variant} {strategy}: {log.status} {metrics}")
-        write_report([logs], args.out / f"report_{variant}", progress=False)
-    results["smd"] = table
-    results["timings_s"] = timings
+def write_comparison(table: dict[str, dict[str, dict[str, float]]], out: Path) -> None:
+    """``comparison.md``: SMD, its interval, the paired p-value and the verdict per strategy and
+    variant (printed too)."""
     lines = [
         "| strategy | variant | SMD | 95% CI | paired p | verdict |",
         "|---|---|---|---|---|---|",
@@ -211,13 +244,8 @@ def main(argv: list[str] | None = None) -> None:
                 f"{m.get('smd_ci95_upper', float('nan')):.3f}) | "
                 f"{m.get('paired_p', float('nan')):.3g} | {m.get('verdict', float('nan')):.0f} |"
             )
-    (args.out / "comparison.md").write_text("\n".join(lines) + "\n")
-    (args.out / "results.json").write_text(json.dumps(results, indent=2, default=str) + "\n")
-    # the committed copies of what data/ and train/ (not committed) hold
-    for source, name in KEPT.items():
-        shutil.copyfile(args.out / source, args.out / name)
+    (out / "comparison.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
-    provenance.finish()
 
 
 if __name__ == "__main__":

@@ -12,14 +12,17 @@ repeat a line (the 135M often loops until it is cut, which no budget fixes).
 
     python -m benchmarks.experiments.rewrite_budget.run --reviews 200
 
-Writes ``benchmarks/experiments/rewrite_budget/results/{results.json,summary.md}``.
+Writes ``benchmarks/experiments/rewrite_budget/results/{results.json,summary.md}`` and the
+journal of its invocations (``invocations.json``). A stopped run resumes: reviews are rewritten
+in chunks of ``CHUNK``, each chunk's rewrites stored in the score cache as it finishes, so a rerun
+with the same settings at the same commit reads the chunks already done from the cache (and says
+how many); a finished run is read back from ``results.json`` (``--fresh`` starts over).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import random
 import time
 from collections import Counter
@@ -28,6 +31,7 @@ from typing import Any
 
 from benchmarks.common.manifest import Run
 from benchmarks.common.paths import DATA, missing_data
+from benchmarks.common.resumable import Journal, add_fresh_option, journalled_result
 from scorers.data.records import load_records
 from scorers.lm.base import hit_limit
 from scorers.resources import Resources
@@ -43,6 +47,9 @@ from scorers.text.judgments import (
 HERE = Path(__file__).resolve().parent
 DEFAULT_DATA = DATA / "iclr2020_gppm" / "iclr2020_papers.jsonl"
 OLD_LIMIT = 256
+CHUNK = 25
+"""Reviews rewritten at a time: each chunk's rewrites reach the score cache when it finishes."""
+ROW = "rewrites"
 
 
 def sample_reviews(path: Path, n: int, seed: int) -> list[tuple[str, str]]:
@@ -60,15 +67,23 @@ def repeats_a_line(text: str) -> bool:
     return len(lines) != len(set(lines))
 
 
-async def measure(texts: list[str], resources: Resources) -> dict[str, Any]:
+async def measure(texts: list[str], resources: Resources, *, chunk: int = CHUNK) -> dict[str, Any]:
+    """Rewrite ``texts`` under the old fixed limit, then under the new budgets, ``chunk`` reviews
+    at a time, and count the rewrites that stopped at their limit."""
     generator = resources.generator("preprocessor")
     stats = resources.cache.stats
     before_stats = dict(stats)
+    parts = [texts[start : start + chunk] for start in range(0, len(texts), chunk)]
     start = time.perf_counter()
-    old = await generator.generate([preprocess_messages(t) for t in texts], PREPROCESS_SETTINGS)
+    old = []
+    for part in parts:
+        messages = [preprocess_messages(t) for t in part]
+        old += await generator.generate(messages, PREPROCESS_SETTINGS)
     old_seconds = time.perf_counter() - start
     start = time.perf_counter()
-    new = await rewrite_reviews(generator, texts)
+    new = []
+    for part in parts:
+        new += await rewrite_reviews(generator, part)
     new_seconds = time.perf_counter() - start
     budgets = [rewrite_budget(t) for t in texts]
     old_hits = [bool(hit_limit(reply)) for reply in old]
@@ -124,7 +139,8 @@ def summary_markdown(result: dict[str, Any]) -> str:
         f"cores). Rewriter: `{result['generator']}`. Data: {result['reviews']} reviews drawn "
         f"with seed {result['seed']} from `{Path(result['data']).name}`. Generations read "
         f"from the score cache: {result['cache']['generation_hit']} (computed: "
-        f"{result['cache']['generation_miss']}; the seconds count both).",
+        f"{result['cache']['generation_miss']}; the seconds count both). In all "
+        f"{result['seconds']} s over {result['invocations']} invocation(s).",
         "",
         "| rule | rewrites | stopped at the limit | of those, repeating a line | seconds |",
         "| --- | --- | --- | --- | --- |",
@@ -157,25 +173,32 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--evaluation-lm", default="embedded")
     parser.add_argument("--cache-dir", default=None)
     parser.add_argument("--out", type=Path, default=HERE / "results")
+    add_fresh_option(parser)
     args = parser.parse_args(argv)
     if not args.data.exists():
         raise SystemExit(missing_data(args.data))
-    provenance = Run(
-        args.out, data=[args.data], settings=vars(args)
-    )  # provenance as the run starts
-    drawn = sample_reviews(args.data, args.reviews, args.seed)
-    resources = Resources(evaluation_lm=args.evaluation_lm, cache_dir=args.cache_dir)
-    result = asyncio.run(measure([text for _, text in drawn], resources))
-    result.update(
-        {
+    provenance = Run(args.out, data=[args.data], settings=vars(args))
+    settings = {
+        "data": str(args.data),
+        "reviews": args.reviews,
+        "seed": args.seed,
+        "evaluation_lm": args.evaluation_lm,
+    }
+    journal = Journal(provenance, settings=settings, fresh=args.fresh)
+
+    def rewrites() -> dict[str, Any]:
+        drawn = sample_reviews(args.data, args.reviews, args.seed)
+        resources = Resources(evaluation_lm=args.evaluation_lm, cache_dir=args.cache_dir)
+        result = asyncio.run(measure([text for _, text in drawn], resources))
+        return result | {
             "data": str(args.data),
             "reviews": len(drawn),
             "seed": args.seed,
             "review_ids": [review_id for review_id, _ in drawn],
             "provenance": provenance.record,
         }
-    )
-    (args.out / "results.json").write_text(json.dumps(result, indent=1, default=str) + "\n")
+
+    result = journalled_result(journal, ROW, args.out / "results.json", rewrites)
     (args.out / "summary.md").write_text(summary_markdown(result))
     print(summary_markdown(result))
     provenance.finish()
