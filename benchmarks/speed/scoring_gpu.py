@@ -80,19 +80,31 @@ VARIANTS: dict[str, dict[str, Any]] = {
     },
     "packed_flash": {"packed": True, "packed_attention": "flash"},
     "packed_compiled_flash": {"packed": True, "packed_attention": "flash", "compile_layers": True},
+    "packed_fused": {"packed": True, "packed_attention": "masked", "fuse_projections": True},
+    "packed_fused_flash": {"packed": True, "packed_attention": "flash", "fuse_projections": True},
+    "packed_compiled_fused_flash": {
+        "packed": True,
+        "packed_attention": "flash",
+        "compile_layers": True,
+        "fuse_projections": True,
+    },
 }
 """Backend options each ``--variants`` entry times beside the padded path (``ours``: transformers'
 forward, ``packed=False``, the default before packed forwards): compiled
 norms and MLPs, grouped-query attention under masks on the GPU, packed forwards
 (``scorers/lm/hf/packed.py``) with masked or FlashAttention variable-length
-attention, and their combinations."""
+attention, fused projections (query/key/value and gate/up as one product each), and their
+combinations."""
 
 
 def needs_copy(options: dict[str, Any]) -> bool:
     """Whether a variant changes the model it is given (compiled modules, another attention
-    implementation), so it must run on a copy while the others keep the plain model."""
-    return bool(options.get("gqa_on_gpu")) or (
-        bool(options.get("compile_layers")) and not options.get("packed")
+    implementation, fused projections), so it must run on a copy while the others keep the plain
+    model."""
+    return (
+        bool(options.get("gqa_on_gpu"))
+        or bool(options.get("fuse_projections"))
+        or (bool(options.get("compile_layers")) and not options.get("packed"))
     )
 
 

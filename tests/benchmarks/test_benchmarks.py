@@ -79,7 +79,7 @@ def test_gpu_benchmark_smoke_on_cpu(tmp_path: Path, monkeypatch):
             "--sweep",
             "100000/0,100000/100000",
             "--variants",
-            "gqa,packed,broken,failing",
+            "gqa,packed,packed_fused,broken,failing",
             "--packed-forward-cost",
             "0",
             "--memory-probe",
@@ -114,12 +114,17 @@ def test_gpu_benchmark_smoke_on_cpu(tmp_path: Path, monkeypatch):
     assert packed["max_abs_diff"] < 1e-3 and packed["padding"] == 0
     assert packed["forwards"] == 2 + 12 and packed["attention_padding"] == 0
     assert ours["attention_padding"] == pytest.approx(ours["padding"])
+    # fused projections: the same plan and scores, on a copy of the model (it re-points the
+    # model's projections at views of the fused weights)
+    fused = report["results"]["ours_packed_fused"]
+    assert fused["max_abs_diff"] < 1e-3 and fused["forwards"] == packed["forwards"]
+    assert gpu.needs_copy(gpu.VARIANTS["packed_fused"])
     assert "ours_broken" not in report["results"] and "ours_failing" not in report["results"]
     assert report["failed"] == {
         "ours_broken": "ValueError: projection_chunk must be at least 1, got 0",
         "ours_failing": "RuntimeError: projection failed",
     }
-    assert report["fastest"] in {"ours", "ours_gqa", "ours_packed"}
+    assert report["fastest"] in {"ours", "ours_gqa", "ours_packed", "ours_packed_fused"}
     assert "compile" not in report
     # no forward cost: every row alone, no padding; a prohibitive one: the fewest forwards
     sweep = report["budget_sweep"]

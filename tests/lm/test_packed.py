@@ -104,6 +104,48 @@ def test_packed_by_default_on_a_gpu_only():
     assert not HFEvaluationLM(gelu, TOKENS, identity="t", packed=None).options.packed
 
 
+@pytest.mark.parametrize("kind", ["llama", "qwen2"])
+def test_fused_projections_score_the_same_and_hold_no_weight_twice(kind):
+    """Query/key/value (with Qwen2's biases) and gate/up as one product each: the same scores
+    as three and two products; the model's own projections become views of the fused weights,
+    so its parameters take the same memory and its own forward gives the same logits."""
+    model = small_model(kind)
+    requests = workload()
+    ids = torch.tensor([list(requests[0].context_ids)])
+    with torch.inference_mode():
+        before = model(ids).logits
+
+    def held_bytes():  # the memory behind the model's parameters, each storage once
+        storages = {p.untyped_storage().data_ptr(): p.untyped_storage() for p in model.parameters()}
+        return sum(storage.nbytes() for storage in storages.values())
+
+    storage_bytes = held_bytes()
+    plain = HFEvaluationLM(model, TOKENS, identity="t", max_batch_tokens=4096, packed=True)
+    expected = totals(plain, requests)
+    fused = HFEvaluationLM(
+        model, TOKENS, identity="t", max_batch_tokens=4096, packed=True, fuse_projections=True
+    )
+    assert totals(fused, requests) == pytest.approx(expected, abs=1e-5)
+    layer = model.model.layers[0]
+    weights = fused.forwards.decoder.layers[0]
+    attention = layer.self_attn
+    assert attention.k_proj.weight.data_ptr() == weights.qkv.data_ptr() + (
+        attention.q_proj.weight.numel() * weights.qkv.element_size()
+    )
+    assert (weights.qkv_bias is not None) == (kind == "qwen2")
+    assert layer.mlp.up_proj.weight.untyped_storage().data_ptr() == (
+        weights.gate_up.untyped_storage().data_ptr()
+    )
+    assert held_bytes() == storage_bytes
+    with torch.inference_mode():
+        assert torch.equal(model(ids).logits, before)
+    # a second backend on the same model reuses the fused weights
+    again = HFEvaluationLM(model, TOKENS, identity="t", packed=True, fuse_projections=True)
+    assert again.forwards.decoder.layers[0].qkv is weights.qkv
+    with pytest.raises(ValueError, match="fuse_projections applies to packed forwards"):
+        HFEvaluationLM(model, TOKENS, identity="t", packed=False, fuse_projections=True)
+
+
 def test_grouped_and_repeated_heads_agree():
     model = small_model()
     requests = workload()
@@ -194,3 +236,14 @@ def test_compiled_halves_serve_every_layer():
     assert 2 <= counters["stats"]["unique_graphs"] <= 6
     # the raised recompilation limit holds during our forwards only
     assert torch._dynamo.config.recompile_limit == limit < packed.COMPILED_RECOMPILE_LIMIT
+    # fused projections compile too (the benchmark's fastest candidate on a GPU)
+    fused = HFEvaluationLM(
+        small_model(layers=4),
+        TOKENS,
+        identity="t",
+        max_batch_tokens=4096,
+        packed=True,
+        compile_layers=True,
+        fuse_projections=True,
+    )
+    assert totals(fused, requests) == pytest.approx(expected, abs=1e-4)

@@ -100,6 +100,7 @@ class HFEvaluationLM:
                 compile=options.compile_layers,
                 grouped=self.gqa_attention,
                 attention=options.packed_attention,
+                fuse=options.fuse_projections,
             )
         else:
             if options.compile_layers:

@@ -55,10 +55,13 @@ class HFOptions:
         packed: run scoring forwards packed, without padding
             (:mod:`scorers.lm.hf.packed_decoder`). Default: on a GPU for the models it covers.
         packed_attention: one of :data:`~scorers.lm.hf.packed_decoder.ATTENTION_KINDS`.
+        fuse_projections: in packed forwards, the query/key/value projections as one matrix
+            product and the gate/up projections as one; the model's own projections become
+            views of the fused weights (no weight held twice). Default False.
 
     Raises:
-        ValueError: a ``padding_side`` or ``packed_attention`` that does not exist, or a size
-            that is not positive.
+        ValueError: a ``padding_side`` or ``packed_attention`` that does not exist, a size
+            that is not positive, or ``fuse_projections`` without packed forwards.
     """
 
     max_batch_tokens: int | None = None
@@ -74,6 +77,7 @@ class HFOptions:
     gqa_on_gpu: bool = False
     packed: bool | None = None
     packed_attention: str = "auto"
+    fuse_projections: bool = False
 
     def __post_init__(self) -> None:
         if self.padding_side not in ("left", "right"):
@@ -101,6 +105,8 @@ class HFOptions:
         forward_cost = self.forward_cost_tokens
         if forward_cost is None:
             forward_cost = DEFAULT_PACKED_FORWARD_COST if packed else DEFAULT_FORWARD_COST
+        if self.fuse_projections and not packed:
+            raise ValueError("fuse_projections applies to packed forwards: packed is off")
         full_attention = supports_prefix_reuse(model.config)
         return dataclasses.replace(
             self,

@@ -30,7 +30,8 @@ class PackedForwards:
         model: a causal LM that :func:`~scorers.lm.hf.packed_decoder.packed_support` accepts.
         project: the output head at target positions.
         stats: where forwards are counted (:func:`~scorers.lm.hf.forwards.count_forward`).
-        compile, grouped, attention: as :class:`~scorers.lm.hf.packed_decoder.PackedDecoder`.
+        compile, grouped, attention, fuse: as
+            :class:`~scorers.lm.hf.packed_decoder.PackedDecoder`.
 
     Raises:
         ValueError: as :class:`~scorers.lm.hf.packed_decoder.PackedDecoder` (a model it does
@@ -46,8 +47,11 @@ class PackedForwards:
         compile: bool = False,
         grouped: bool = False,
         attention: str = "auto",
+        fuse: bool = False,
     ) -> None:
-        self.decoder = PackedDecoder(model, compile=compile, grouped=grouped, attention=attention)
+        self.decoder = PackedDecoder(
+            model, compile=compile, grouped=grouped, attention=attention, fuse=fuse
+        )
         self._model = model
         self._project = project
         self._stats = stats

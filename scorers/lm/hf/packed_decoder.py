@@ -119,10 +119,18 @@ class LayerWeights(NamedTuple):
     gate: torch.Tensor
     up: torch.Tensor
     down: torch.Tensor
+    qkv: torch.Tensor | None = None
+    """The query, key and value weights as one matrix (``q``, ``k`` and ``v`` are views of it),
+    for one product in place of three; None: three products."""
+    qkv_bias: torch.Tensor | None = None
+    gate_up: torch.Tensor | None = None
+    """The gate and up weights as one matrix (``gate`` and ``up`` are views of it)."""
 
     @classmethod
-    def of(cls, layer: Any) -> LayerWeights:
-        """The weights of a transformers Llama-family decoder layer."""
+    def of(cls, layer: Any, *, fused: bool = False) -> LayerWeights:
+        """The weights of a transformers Llama-family decoder layer; ``fused``: with the
+        projections that read the same input as one matrix each (:func:`fuse_projections`)."""
+        qkv, qkv_bias, gate_up = fuse_projections(layer) if fused else (None, None, None)
         attention, mlp = layer.self_attn, layer.mlp
         return cls(
             input_norm=layer.input_layernorm.weight,
@@ -138,7 +146,44 @@ class LayerWeights(NamedTuple):
             gate=mlp.gate_proj.weight,
             up=mlp.up_proj.weight,
             down=mlp.down_proj.weight,
+            qkv=qkv,
+            qkv_bias=qkv_bias,
+            gate_up=gate_up,
         )
+
+
+def fuse_projections(layer: Any) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor]:
+    """The query, key and value weights of ``layer`` concatenated into one matrix (and their
+    biases, where all three have one), and the gate and up weights into another: one matrix
+    product each in place of three and two, on the same input. The layer's own projections are
+    pointed at views of the fused matrices, so no weight is held twice and the model's own
+    forward computes what it did; done once per layer (a second call returns the same tensors).
+
+    Raises:
+        ValueError: some of the query, key and value projections have a bias and some not.
+    """
+    done = getattr(layer, "_packed_fused", None)
+    if done is not None:
+        return done
+    attention, mlp = layer.self_attn, layer.mlp
+    projections = (attention.q_proj, attention.k_proj, attention.v_proj)
+    biases = [module.bias for module in projections]
+    if any(b is None for b in biases) and not all(b is None for b in biases):
+        raise ValueError("fused projections need a bias on all of q, k and v or on none")
+
+    def fused(modules: Sequence[Any], name: str) -> torch.Tensor:
+        with torch.no_grad():
+            whole = torch.cat([getattr(module, name) for module in modules])
+        rows = [getattr(module, name).shape[0] for module in modules]
+        for module, part in zip(modules, whole.split(rows), strict=True):
+            setattr(module, name, torch.nn.Parameter(part, requires_grad=False))
+        return whole
+
+    qkv = fused(projections, "weight")
+    qkv_bias = None if biases[0] is None else fused(projections, "bias")
+    gate_up = fused((mlp.gate_proj, mlp.up_proj), "weight")
+    layer._packed_fused = (qkv, qkv_bias, gate_up)
+    return layer._packed_fused
 
 
 def _rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> torch.Tensor:
@@ -171,9 +216,14 @@ def attention_inputs(
     1, head dim]``)."""
     tokens = x.shape[0]
     h = _rms_norm(x, weights.input_norm, eps)
-    q = _linear(h, weights.q, weights.q_bias).view(tokens, -1, head_dim)
-    k = _linear(h, weights.k, weights.k_bias).view(tokens, -1, head_dim)
-    v = _linear(h, weights.v, weights.v_bias).view(tokens, -1, head_dim)
+    if weights.qkv is not None:
+        rows = [weights.q.shape[0], weights.k.shape[0], weights.v.shape[0]]
+        q, k, v = _linear(h, weights.qkv, weights.qkv_bias).split(rows, dim=-1)
+    else:
+        q = _linear(h, weights.q, weights.q_bias)
+        k = _linear(h, weights.k, weights.k_bias)
+        v = _linear(h, weights.v, weights.v_bias)
+    q, k, v = (t.view(tokens, -1, head_dim) for t in (q, k, v))
     return q * cos + _rotate_half(q) * sin, k * cos + _rotate_half(k) * sin, v
 
 
@@ -184,7 +234,11 @@ def attention_output(
     residual, normalisation and gated MLP, residual."""
     x = x + _linear(attended.flatten(1), weights.o, weights.o_bias)
     h = _rms_norm(x, weights.post_norm, eps)
-    gated = torch.nn.functional.silu(_linear(h, weights.gate, None)) * _linear(h, weights.up, None)
+    if weights.gate_up is not None:
+        gate, up = _linear(h, weights.gate_up, None).chunk(2, dim=-1)
+    else:
+        gate, up = _linear(h, weights.gate, None), _linear(h, weights.up, None)
+    gated = torch.nn.functional.silu(gate) * up
     return x + _linear(gated, weights.down, None)
 
 
@@ -206,6 +260,9 @@ class PackedDecoder:
         grouped: for ``masked`` attention, let the kernel map query heads to grouped key/value
             heads instead of repeating them. Default False.
         attention: one of :data:`ATTENTION_KINDS`. Default ``auto``.
+        fuse: run the query/key/value projections as one matrix product and the gate/up
+            projections as one (:func:`fuse_projections`: the model's own projections become
+            views of the fused weights). Default False.
 
     Raises:
         ValueError: the model is not one :func:`packed_support` accepts (the reason is given),
@@ -219,6 +276,7 @@ class PackedDecoder:
         compile: bool = False,
         grouped: bool = False,
         attention: str = "auto",
+        fuse: bool = False,
     ) -> None:
         reason = packed_support(model)
         if reason:
@@ -239,7 +297,7 @@ class PackedDecoder:
         self.scaling = float(self._decoder.layers[0].self_attn.scaling)
         self.eps = float(config.rms_norm_eps)
         self.grouped = grouped
-        self.layers = [LayerWeights.of(layer) for layer in self._decoder.layers]
+        self.layers = [LayerWeights.of(layer, fused=fuse) for layer in self._decoder.layers]
         self.compiled = compile
         self._inputs: Callable[..., Any] = attention_inputs
         self._output: Callable[..., Any] = attention_output
