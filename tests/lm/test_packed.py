@@ -142,6 +142,12 @@ def test_fused_projections_score_the_same_and_hold_no_weight_twice(kind):
     # a second backend on the same model reuses the fused weights
     again = HFEvaluationLM(model, TOKENS, identity="t", packed=True, fuse_projections=True)
     assert again.forwards.decoder.layers[0].qkv is weights.qkv
+    # cast since: fused anew from the tensors the projections now hold
+    model.double()
+    cast = HFEvaluationLM(model, TOKENS, identity="t", packed=True, fuse_projections=True)
+    recast = cast.forwards.decoder.layers[0]
+    assert recast.qkv.dtype == torch.float64 and recast.q.data_ptr() == recast.qkv.data_ptr()
+    assert layer.self_attn.q_proj.weight.data_ptr() == recast.qkv.data_ptr()
     with pytest.raises(ValueError, match="fuse_projections applies to packed forwards"):
         HFEvaluationLM(model, TOKENS, identity="t", packed=False, fuse_projections=True)
 

@@ -157,15 +157,19 @@ def fuse_projections(layer: Any) -> tuple[torch.Tensor, torch.Tensor | None, tor
     biases, where all three have one), and the gate and up weights into another: one matrix
     product each in place of three and two, on the same input. The layer's own projections are
     pointed at views of the fused matrices, so no weight is held twice and the model's own
-    forward computes what it did; done once per layer (a second call returns the same tensors).
+    forward computes what it did; done once per layer (a second call returns the same tensors,
+    unless the model was moved or cast since, which gives its projections new tensors).
 
     Raises:
         ValueError: some of the query, key and value projections have a bias and some not.
     """
-    done = getattr(layer, "_packed_fused", None)
-    if done is not None:
-        return done
     attention, mlp = layer.self_attn, layer.mlp
+    done = getattr(layer, "_packed_fused", None)
+    if done is not None and all(
+        module.weight.untyped_storage().data_ptr() == whole.untyped_storage().data_ptr()
+        for module, whole in ((attention.q_proj, done[0]), (mlp.gate_proj, done[2]))
+    ):
+        return done  # still what the layer's projections read (not moved or cast since)
     projections = (attention.q_proj, attention.k_proj, attention.v_proj)
     biases = [module.bias for module in projections]
     if any(b is None for b in biases) and not all(b is None for b in biases):
