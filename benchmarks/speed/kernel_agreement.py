@@ -1,8 +1,9 @@
 """Do the scoring kernels compute what transformers computes, where they run? The padded path,
-the packed path under a mask and the packed path through FlashAttention's variable-length kernel
-against the plain transformers forward (:func:`benchmarks.speed.reference.baseline_logprobs`),
-on real and random models, in float32 and bfloat16, on rows with and without cached prefixes of
-different lengths.
+the packed path under a mask, the packed path through FlashAttention's variable-length kernel,
+and that path with fused projections and the Triton rotary kernel
+(:mod:`scorers.lm.hf.rotary_kernel`) against the plain transformers forward
+(:func:`benchmarks.speed.reference.baseline_logprobs`), on real and random models, in float32
+and bfloat16, on rows with and without cached prefixes of different lengths.
 
 The CPU suite checks the packed layout with a reference kernel standing in for FlashAttention
 (``tests/lm/test_packed.py``), which assumes FlashAttention's causal alignment when a row has more
@@ -40,6 +41,7 @@ from benchmarks.speed.reference import baseline_logprobs
 from scorers.lm.base import ScoringRequest
 from scorers.lm.hf import HFEvaluationLM
 from scorers.lm.hf.packed_decoder import flash_available, packed_support
+from scorers.lm.hf.rotary_kernel import triton_rotary_support
 
 TOLERANCE = {"float32": 2e-4, "bfloat16": 0.05}
 """The largest |difference| in summed target log-probability per target token (nats) between a
@@ -49,6 +51,12 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "padded": {"packed": False},
     "packed_masked": {"packed": True, "packed_attention": "masked"},
     "packed_flash": {"packed": True, "packed_attention": "flash"},
+    "packed_flash_fused_rotary": {
+        "packed": True,
+        "packed_attention": "flash",
+        "fuse_projections": True,
+        "packed_rotary": "triton",
+    },
 }
 """The scoring paths compared, as transformers-backend settings."""
 
@@ -126,6 +134,8 @@ def agreement(
             why = packed_support(model)
         elif settings.get("packed_attention") == "flash" and not flash_available(model):
             why = "FlashAttention needs a CUDA device and bfloat16 or float16"
+        elif settings.get("packed_rotary") == "triton":
+            why = triton_rotary_support(next(model.parameters()).device)
         if why:
             found[name] = {"not_run": why}
             continue

@@ -88,12 +88,26 @@ VARIANTS: dict[str, dict[str, Any]] = {
         "compile_layers": True,
         "fuse_projections": True,
     },
+    "packed_compiled_flash_rotary": {
+        "packed": True,
+        "packed_attention": "flash",
+        "compile_layers": True,
+        "packed_rotary": "triton",
+    },
+    "packed_compiled_fused_flash_rotary": {
+        "packed": True,
+        "packed_attention": "flash",
+        "compile_layers": True,
+        "fuse_projections": True,
+        "packed_rotary": "triton",
+    },
 }
 """Backend options each ``--variants`` entry times beside the padded path (``ours``: transformers'
 forward, ``packed=False``, the default before packed forwards): compiled
 norms and MLPs, grouped-query attention under masks on the GPU, packed forwards
 (``scorers/lm/hf/packed.py``) with masked or FlashAttention variable-length
-attention, fused projections (query/key/value and gate/up as one product each), and their
+attention, fused projections (query/key/value and gate/up as one product each), rotary position
+embedding by one Triton kernel for queries and keys (``packed_rotary="triton"``), and their
 combinations."""
 
 

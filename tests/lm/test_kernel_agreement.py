@@ -34,9 +34,10 @@ def test_workload_has_prefixes_of_different_lengths_and_rows_without(gqa_model):
 def test_padded_and_masked_paths_agree_in_float32_on_a_cpu(gqa_model):
     requests = kernels.workload(gqa_model.config.vocab_size)
     found = kernels.agreement(gqa_model, requests, kernels.VARIANTS)
-    assert found["packed_flash"] == {
-        "not_run": "FlashAttention needs a CUDA device and bfloat16 or float16"
-    }
+    for flash in ("packed_flash", "packed_flash_fused_rotary"):
+        assert found[flash] == {
+            "not_run": "FlashAttention needs a CUDA device and bfloat16 or float16"
+        }
     assert kernels.within_tolerance(found, "float32") == []
     for name in ("padded", "packed_masked"):
         assert found[name]["max_abs_per_token"] < kernels.TOLERANCE["float32"]
@@ -75,4 +76,5 @@ def test_every_path_agrees_on_the_gpu(model_name, dtype):
     found = kernels.agreement(model, kernels.workload(model.config.vocab_size), kernels.VARIANTS)
     assert kernels.within_tolerance(found, dtype) == [], found
     if dtype == "bfloat16":
-        assert "not_run" not in found["packed_flash"], found["packed_flash"]
+        for flash in ("packed_flash", "packed_flash_fused_rotary"):
+            assert "not_run" not in found[flash], found[flash]

@@ -101,6 +101,7 @@ class HFEvaluationLM:
                 grouped=self.gqa_attention,
                 attention=options.packed_attention,
                 fuse=options.fuse_projections,
+                rotary=options.packed_rotary,
             )
         else:
             if options.compile_layers:

@@ -12,7 +12,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from scorers.lm.hf.packed_decoder import ATTENTION_KINDS, packed_support
+from scorers.lm.hf.packed_decoder import ATTENTION_KINDS, ROTARY_KINDS, packed_support
 from scorers.lm.hf.prefix_tree import DEFAULT_MIN_SHARED, supports_prefix_reuse
 
 __all__ = ["DEFAULT_FORWARD_COST", "DEFAULT_PACKED_FORWARD_COST", "HFOptions"]
@@ -58,10 +58,14 @@ class HFOptions:
         fuse_projections: in packed forwards, the query/key/value projections as one matrix
             product and the gate/up projections as one; the model's own projections become
             views of the fused weights (no weight held twice). Default False.
+        packed_rotary: in packed forwards, one of
+            :data:`~scorers.lm.hf.packed_decoder.ROTARY_KINDS`: ``"triton"`` rotates queries and
+            keys in place by one Triton kernel (CUDA only). Default ``"torch"``.
 
     Raises:
-        ValueError: a ``padding_side`` or ``packed_attention`` that does not exist, a size
-            that is not positive, or ``fuse_projections`` without packed forwards.
+        ValueError: a ``padding_side``, ``packed_attention`` or ``packed_rotary`` that does not
+            exist, a size that is not positive, or ``fuse_projections`` or a ``packed_rotary``
+            other than ``"torch"`` without packed forwards.
     """
 
     max_batch_tokens: int | None = None
@@ -78,6 +82,7 @@ class HFOptions:
     packed: bool | None = None
     packed_attention: str = "auto"
     fuse_projections: bool = False
+    packed_rotary: str = "torch"
 
     def __post_init__(self) -> None:
         if self.padding_side not in ("left", "right"):
@@ -85,6 +90,10 @@ class HFOptions:
         if self.packed_attention not in ATTENTION_KINDS:
             raise ValueError(
                 f"packed_attention must be one of {ATTENTION_KINDS}, got {self.packed_attention!r}"
+            )
+        if self.packed_rotary not in ROTARY_KINDS:
+            raise ValueError(
+                f"packed_rotary must be one of {ROTARY_KINDS}, got {self.packed_rotary!r}"
             )
         for name in ("max_batch_tokens", "generation_batch_tokens", "projection_chunk"):
             value = getattr(self, name)
@@ -107,6 +116,10 @@ class HFOptions:
             forward_cost = DEFAULT_PACKED_FORWARD_COST if packed else DEFAULT_FORWARD_COST
         if self.fuse_projections and not packed:
             raise ValueError("fuse_projections applies to packed forwards: packed is off")
+        if self.packed_rotary != "torch" and not packed:
+            raise ValueError(
+                f"packed_rotary={self.packed_rotary!r} applies to packed forwards: packed is off"
+            )
         full_attention = supports_prefix_reuse(model.config)
         return dataclasses.replace(
             self,

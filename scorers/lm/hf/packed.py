@@ -30,7 +30,7 @@ class PackedForwards:
         model: a causal LM that :func:`~scorers.lm.hf.packed_decoder.packed_support` accepts.
         project: the output head at target positions.
         stats: where forwards are counted (:func:`~scorers.lm.hf.forwards.count_forward`).
-        compile, grouped, attention, fuse: as
+        compile, grouped, attention, fuse, rotary: as
             :class:`~scorers.lm.hf.packed_decoder.PackedDecoder`.
 
     Raises:
@@ -48,9 +48,15 @@ class PackedForwards:
         grouped: bool = False,
         attention: str = "auto",
         fuse: bool = False,
+        rotary: str = "torch",
     ) -> None:
         self.decoder = PackedDecoder(
-            model, compile=compile, grouped=grouped, attention=attention, fuse=fuse
+            model,
+            compile=compile,
+            grouped=grouped,
+            attention=attention,
+            fuse=fuse,
+            rotary=rotary,
         )
         self._model = model
         self._project = project

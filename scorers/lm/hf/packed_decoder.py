@@ -33,11 +33,13 @@ from typing import Any, NamedTuple
 import torch
 
 from scorers.lm.hf.packed_attention import PackedBatch, flash_attention, masked_attention
+from scorers.lm.hf.rotary_kernel import half_tables, rotate_queries_keys_, triton_rotary_support
 
 __all__ = [
     "ATTENTION_KINDS",
     "LayerWeights",
     "PackedDecoder",
+    "ROTARY_KINDS",
     "flash_available",
     "packed_support",
 ]
@@ -48,6 +50,11 @@ PACKED_MODEL_TYPES = ("llama", "mistral", "qwen2")
 ATTENTION_KINDS = ("auto", "flash", "masked")
 """How a packed forward attends: ``auto`` is ``flash`` where :func:`flash_available`, else
 ``masked``."""
+
+ROTARY_KINDS = ("torch", "triton")
+"""How a packed forward applies rotary position embedding to queries and keys: ``torch`` as
+transformers' Llama writes it (compiled with the projections where ``compile``), ``triton`` by
+one Triton kernel for both, in place (:mod:`scorers.lm.hf.rotary_kernel`)."""
 
 RowCache = tuple[tuple[torch.Tensor, torch.Tensor], ...]
 """A row's cached prefix: per layer, keys and values ``[length, key/value heads, head dim]``."""
@@ -207,17 +214,11 @@ def _linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) ->
     return torch.nn.functional.linear(x, weight, bias)
 
 
-def attention_inputs(
-    x: torch.Tensor,
-    weights: LayerWeights,
-    cos: torch.Tensor,
-    sin: torch.Tensor,
-    head_dim: int,
-    eps: float,
+def attention_projections(
+    x: torch.Tensor, weights: LayerWeights, head_dim: int, eps: float
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """A layer's queries, keys and values ``[tokens, heads, head dim]`` for packed hidden states
-    ``x`` ``[tokens, hidden]``, rotary position embedding applied (``cos``, ``sin``: ``[tokens,
-    1, head dim]``)."""
+    ``x`` ``[tokens, hidden]``, before rotary position embedding."""
     tokens = x.shape[0]
     h = _rms_norm(x, weights.input_norm, eps)
     if weights.qkv is not None:
@@ -227,7 +228,20 @@ def attention_inputs(
         q = _linear(h, weights.q, weights.q_bias)
         k = _linear(h, weights.k, weights.k_bias)
         v = _linear(h, weights.v, weights.v_bias)
-    q, k, v = (t.view(tokens, -1, head_dim) for t in (q, k, v))
+    return tuple(t.view(tokens, -1, head_dim) for t in (q, k, v))  # type: ignore[return-value]
+
+
+def attention_inputs(
+    x: torch.Tensor,
+    weights: LayerWeights,
+    cos: torch.Tensor,
+    sin: torch.Tensor,
+    head_dim: int,
+    eps: float,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """:func:`attention_projections` with rotary position embedding applied as transformers'
+    Llama applies it (``cos``, ``sin``: ``[tokens, 1, head dim]``)."""
+    q, k, v = attention_projections(x, weights, head_dim, eps)
     return q * cos + _rotate_half(q) * sin, k * cos + _rotate_half(k) * sin, v
 
 
@@ -244,6 +258,17 @@ def attention_output(
         gate, up = _linear(h, weights.gate, None), _linear(h, weights.up, None)
     gated = torch.nn.functional.silu(gate) * up
     return x + _linear(gated, weights.down, None)
+
+
+def _check_half_tables(decoder: Any, positions: int = 4096) -> None:
+    """Refuse (ValueError, from :func:`half_tables`) a decoder whose rotary tables do not repeat
+    their first half, at positions 0 to ``positions`` - 1."""
+    weight = decoder.embed_tokens.weight
+    probe = torch.zeros(1, positions, 1, device=weight.device, dtype=weight.dtype)
+    ids = torch.arange(positions, device=weight.device)[None]
+    with torch.no_grad():
+        cos, sin = decoder.rotary_emb(probe, ids)
+    half_tables(cos, sin)
 
 
 COMPILED_RECOMPILE_LIMIT = 64
@@ -267,10 +292,13 @@ class PackedDecoder:
         fuse: run the query/key/value projections as one matrix product and the gate/up
             projections as one (:func:`fuse_projections`: the model's own projections become
             views of the fused weights). Default False.
+        rotary: one of :data:`ROTARY_KINDS`. Default ``torch``.
 
     Raises:
         ValueError: the model is not one :func:`packed_support` accepts (the reason is given),
-            an unknown ``attention``, or ``flash`` where :func:`flash_available` says no.
+            an unknown ``attention`` or ``rotary``, ``flash`` where :func:`flash_available` says
+            no, or ``triton`` rotary where the kernel cannot run (no Triton, not on CUDA) or
+            the model's rotary tables are not ones it computes (the reason is given).
     """
 
     def __init__(
@@ -281,6 +309,7 @@ class PackedDecoder:
         grouped: bool = False,
         attention: str = "auto",
         fuse: bool = False,
+        rotary: str = "torch",
     ) -> None:
         reason = packed_support(model)
         if reason:
@@ -292,6 +321,14 @@ class PackedDecoder:
                 "flash attention needs the model on a CUDA device in bfloat16 or float16 with a "
                 "head dimension of at most 256"
             )
+        if rotary not in ROTARY_KINDS:
+            raise ValueError(f"rotary must be one of {ROTARY_KINDS}, got {rotary!r}")
+        self.rotary_kernel = rotary == "triton"
+        if self.rotary_kernel:
+            why = triton_rotary_support(next(model.parameters()).device)
+            if why:
+                raise ValueError(f"the Triton rotary kernel cannot run: {why}")
+            _check_half_tables(model.get_decoder())
         self.flash = attention == "flash" or (attention == "auto" and flash_available(model))
         self._decoder = model.get_decoder()
         config = model.config
@@ -303,10 +340,11 @@ class PackedDecoder:
         self.grouped = grouped
         self.layers = [LayerWeights.of(layer, fused=fuse) for layer in self._decoder.layers]
         self.compiled = compile
-        self._inputs: Callable[..., Any] = attention_inputs
+        inputs = attention_projections if self.rotary_kernel else attention_inputs
+        self._inputs: Callable[..., Any] = inputs
         self._output: Callable[..., Any] = attention_output
         if compile:
-            self._inputs = torch.compile(attention_inputs, dynamic=True)
+            self._inputs = torch.compile(inputs, dynamic=True)
             self._output = torch.compile(attention_output, dynamic=True)
 
     def batch(self, lengths: Sequence[int], prefix_lengths: Sequence[int]) -> PackedBatch:
@@ -347,10 +385,16 @@ class PackedDecoder:
         decoder = self._decoder
         x = decoder.embed_tokens(input_ids)
         cos, sin = decoder.rotary_emb(x[None], batch.positions[None])
+        half = self.head_dim // 2
+        cos_half, sin_half = cos[0][:, :half], sin[0][:, :half]  # [tokens, head dim / 2]
         cos, sin = cos[0][:, None], sin[0][:, None]  # [tokens, 1, head dim]
         layers: list[list[tuple[torch.Tensor, torch.Tensor]]] = []
         for layer, weights in enumerate(self.layers):
-            q, k, v = self._inputs(x, weights, cos, sin, self.head_dim, self.eps)
+            if self.rotary_kernel:
+                q, k, v = self._inputs(x, weights, self.head_dim, self.eps)
+                rotate_queries_keys_(q, k, cos_half, sin_half)
+            else:
+                q, k, v = self._inputs(x, weights, cos, sin, self.head_dim, self.eps)
             row_prefixes = [None if p is None else p[layer] for p in prefixes]
             if self.flash:
                 attended, caches = flash_attention(
