@@ -1379,3 +1379,54 @@ def test_lfqa_e_smoke_run_writes_agreement_and_replacement(tmp_path: Path):
     journal = JournalRecord.read(out)
     assert len(journal.data["invocations"]) == 2
     assert journal.invocations("agreement") == journal.invocations("replacement") == 1
+
+
+@pytest.mark.slow
+def test_gpu_checks_script_runs_both_checks_and_reports_a_failure(tmp_path: Path):
+    """benchmarks/speed/gpu_checks.sh, dry on a CPU (small models, a few requests): both runs
+    write their results with manifests; the FlashAttention variants are recorded as not run
+    (agreement) or failed (speed) with why; a failing first run still lets the second run and
+    makes the script fail."""
+    import os
+    import subprocess
+
+    def run(agreement_args: str, name: str) -> subprocess.CompletedProcess:
+        env = dict(
+            os.environ,
+            PYTHON=sys.executable,
+            GPU_CHECKS_DEVICE="cpu",
+            GPU_CHECKS_RESULTS=str(tmp_path),
+            GPU_CHECKS_AGREEMENT_ARGS=agreement_args,
+            GPU_CHECKS_SPEED_ARGS="--shape tiny --dtype float32 --peak-tflops 1 --requests 6",
+        )
+        return subprocess.run(
+            ["bash", str(REPO / "benchmarks/speed/gpu_checks.sh"), name, "30"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+
+    done = run("--models random_gqa_llama --dtypes float32", "dry")
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    agreement = json.loads((tmp_path / "kernel_agreement_dry/agreement.json").read_text())
+    rows = agreement["results"]["random_gqa_llama/float32"]
+    assert rows["packed_masked"]["max_abs_per_token"] < 2e-4 and agreement["disagree"] == []
+    assert "CUDA" in rows["packed_flash_fused_rotary"]["not_run"]
+    speed = json.loads((tmp_path / "scoring_gpu_dry_rotary/scoring_gpu.json").read_text())
+    assert speed["results"]["ours"]["speedup"] > 0
+    assert set(speed["failed"]) == {
+        f"ours_{v}"
+        for v in (
+            "packed_compiled_flash",
+            "packed_compiled_fused_flash",
+            "packed_compiled_flash_rotary",
+            "packed_compiled_fused_flash_rotary",
+        )
+    }
+    for folder in ("kernel_agreement_dry", "scoring_gpu_dry_rotary"):
+        assert json.loads((tmp_path / folder / "manifest.json").read_text())["command"]
+    failed = run("--models no_such_model", "broken")
+    assert failed.returncode == 1
+    assert "kernel agreement: exit 1; speed run: exit 0" in failed.stdout
+    assert (tmp_path / "scoring_gpu_broken_rotary/scoring_gpu.json").exists()
