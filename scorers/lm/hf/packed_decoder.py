@@ -260,7 +260,7 @@ def attention_output(
     return x + _linear(gated, weights.down, None)
 
 
-def _check_half_tables(decoder: Any, positions: int = 4096) -> None:
+def _check_half_tables(decoder: Any, positions: int) -> None:
     """Refuse (ValueError, from :func:`half_tables`) a decoder whose rotary tables do not repeat
     their first half, at positions 0 to ``positions`` - 1."""
     weight = decoder.embed_tokens.weight
@@ -328,7 +328,10 @@ class PackedDecoder:
             why = triton_rotary_support(next(model.parameters()).device)
             if why:
                 raise ValueError(f"the Triton rotary kernel cannot run: {why}")
-            _check_half_tables(model.get_decoder())
+            _check_half_tables(
+                model.get_decoder(),
+                min(4096, getattr(model.config, "max_position_embeddings", 4096)),
+            )
         self.flash = attention == "flash" or (attention == "auto" and flash_available(model))
         self._decoder = model.get_decoder()
         config = model.config
