@@ -108,57 +108,49 @@ def test_kernel_needs_cuda_or_the_interpreter(monkeypatch):
         HFEvaluationLM(small_model(), TOKENS, identity="t", packed=False, packed_rotary="triton")
 
 
+def plain_and_rotated(model, **options) -> tuple[list[float], HFEvaluationLM]:
+    """The workload's scores by transformers' own forward, and a packed backend on ``model``
+    that rotates by the kernel (``options``: more backend settings)."""
+    expected = totals(HFEvaluationLM(model, TOKENS, identity="t", prefix_reuse=False), workload())
+    rotated = HFEvaluationLM(
+        model,
+        TOKENS,
+        identity="t",
+        max_batch_tokens=4096,
+        packed=True,
+        packed_rotary="triton",
+        **options,
+    )
+    return expected, rotated
+
+
 @pytest.mark.parametrize("kind", ["llama", "qwen2"])
 @pytest.mark.parametrize("fuse", [False, True])
 def test_packed_forwards_with_the_kernel_score_as_transformers(interpreted, kind, fuse):
     """Llama 3's scaled rotary tables and Qwen2's biased projections; with fused projections
     the kernel rotates the fused output's query and key columns in place (weights drawn wider
     than the default so that positions move the scores: see the next test)."""
-    model = small_model(kind, initializer_range=0.1)
-    requests = workload()
-    expected = totals(HFEvaluationLM(model, TOKENS, identity="t", prefix_reuse=False), requests)
-    ours = HFEvaluationLM(
-        model,
-        TOKENS,
-        identity="t",
-        max_batch_tokens=4096,
-        packed=True,
-        packed_rotary="triton",
-        fuse_projections=fuse,
+    expected, ours = plain_and_rotated(
+        small_model(kind, initializer_range=0.1), fuse_projections=fuse
     )
     assert ours.forwards.decoder.rotary_kernel and ours.options.packed_rotary == "triton"
-    assert totals(ours, requests) == pytest.approx(expected, abs=1e-4)
+    assert totals(ours, workload()) == pytest.approx(expected, abs=1e-4)
 
 
 def test_a_wrong_rotation_is_caught(interpreted, monkeypatch):
     """The packed comparison above can fail: a kernel that swaps sin's sign (rotates the other
     way) is off by far more than its tolerance."""
-    model = small_model(initializer_range=0.1)
-    requests = workload()
-    expected = totals(HFEvaluationLM(model, TOKENS, identity="t", prefix_reuse=False), requests)
     real = packed.rotate_queries_keys_
     monkeypatch.setattr(packed, "rotate_queries_keys_", lambda q, k, c, s: real(q, k, c, -s))
-    wrong = HFEvaluationLM(
-        model, TOKENS, identity="t", max_batch_tokens=4096, packed=True, packed_rotary="triton"
-    )
-    off = max(abs(a - b) for a, b in zip(totals(wrong, requests), expected, strict=True))
+    expected, wrong = plain_and_rotated(small_model(initializer_range=0.1))
+    off = max(abs(a - b) for a, b in zip(totals(wrong, workload()), expected, strict=True))
     assert off > 100 * 1e-4
 
 
 @pytest.mark.slow
 def test_compiled_projections_with_the_kernel_score_as_transformers(interpreted):
     """Compiled, the projections alone are compiled and the kernel rotates their output."""
-    model = small_model(initializer_range=0.1)
-    requests = workload()
-    expected = totals(HFEvaluationLM(model, TOKENS, identity="t", prefix_reuse=False), requests)
-    ours = HFEvaluationLM(
-        model,
-        TOKENS,
-        identity="t",
-        max_batch_tokens=4096,
-        packed=True,
-        compile_layers=True,
-        fuse_projections=True,
-        packed_rotary="triton",
+    expected, ours = plain_and_rotated(
+        small_model(initializer_range=0.1), compile_layers=True, fuse_projections=True
     )
-    assert totals(ours, requests) == pytest.approx(expected, abs=1e-4)
+    assert totals(ours, workload()) == pytest.approx(expected, abs=1e-4)
