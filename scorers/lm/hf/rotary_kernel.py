@@ -78,9 +78,12 @@ def _kernel() -> Any:
         BLOCK_D: tl.constexpr,
     ):
         head = tl.program_id(1)
-        t = tl.program_id(0) * BLOCK_T + tl.arange(0, BLOCK_T)[:, None]
+        # token offsets in 64 bits: tokens x row stride passes 2**31 at ~350k tokens of a
+        # fused 8B projection (6,144 columns)
+        t = (tl.program_id(0) * BLOCK_T + tl.arange(0, BLOCK_T)[:, None]).to(tl.int64)
         d = tl.arange(0, BLOCK_D)[None, :]
         mask = (t < tokens) & (d < HALF)
+        head = head.to(tl.int64)
         if head < q_heads:
             base = q_ptr + t * q_token_stride + head * q_head_stride
         else:
