@@ -4,7 +4,8 @@
 # embedded SmolLM2-135M and a Llama-shaped model with grouped-query attention, rows with and
 # without cached prefixes), then the 8B-shape speed run of the compiled packed paths with and
 # without fused projections and the Triton rotary kernel, the reference and the padded path
-# measured in the same run, and the fastest path profiled (benchmarks/speed/scoring_gpu.py).
+# measured in the same run, the fastest path at larger token budgets per forward (the sweep) and
+# profiled (benchmarks/speed/scoring_gpu.py).
 #
 #   bash benchmarks/speed/gpu_checks.sh NAME [SECONDS]
 #
@@ -33,6 +34,7 @@ read -r -a speed_args <<< "${GPU_CHECKS_SPEED_ARGS:-}"
 agree=$?
 "${PYTHON:-python3}" -m benchmarks.speed.scoring_gpu --workload benchmarks/speed/workloads/scoring_200pairs.json \
   --device "$device" --rounds 1 --profile --time-limit-s "$seconds" \
+  --sweep 65536/8192,131072/16384,262144/32768 \
   --variants packed_compiled_flash,packed_compiled_fused_flash,packed_compiled_flash_rotary,packed_compiled_fused_flash_rotary \
   --out "$results/scoring_gpu_${name}_rotary/scoring_gpu.json" ${speed_args[@]+"${speed_args[@]}"}
 speed=$?
