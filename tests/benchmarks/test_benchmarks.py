@@ -1384,20 +1384,22 @@ def test_lfqa_e_smoke_run_writes_agreement_and_replacement(tmp_path: Path):
 @pytest.mark.slow
 def test_gpu_checks_script_runs_both_checks_and_reports_a_failure(tmp_path: Path):
     """benchmarks/speed/gpu_checks.sh, dry on a CPU (small models, a few requests): both runs
-    write their results with manifests; the FlashAttention variants are recorded as not run
-    (agreement) or failed (speed) with why; a failing first run still lets the second run and
-    makes the script fail."""
+    write their results with manifests, the suite's GPU tests are collected (and skipped); the
+    FlashAttention variants are recorded as not run (agreement) or failed (speed) with why; a
+    failing run still lets the later steps run, and makes the script fail."""
     import os
     import subprocess
 
-    def run(agreement_args: str, name: str) -> subprocess.CompletedProcess:
+    speed_args = "--shape tiny --dtype float32 --peak-tflops 1 --requests 6"
+
+    def run(agreement_args: str, name: str, speed_args: str) -> subprocess.CompletedProcess:
         env = dict(
             os.environ,
             PYTHON=sys.executable,
             GPU_CHECKS_DEVICE="cpu",
             GPU_CHECKS_RESULTS=str(tmp_path),
             GPU_CHECKS_AGREEMENT_ARGS=agreement_args,
-            GPU_CHECKS_SPEED_ARGS="--shape tiny --dtype float32 --peak-tflops 1 --requests 6",
+            GPU_CHECKS_SPEED_ARGS=speed_args,
         )
         return subprocess.run(
             ["bash", str(REPO / "benchmarks/speed/gpu_checks.sh"), name, "30"],
@@ -1407,8 +1409,10 @@ def test_gpu_checks_script_runs_both_checks_and_reports_a_failure(tmp_path: Path
             timeout=600,
         )
 
-    done = run("--models random_gqa_llama --dtypes float32", "dry")
+    done = run("--models random_gqa_llama --dtypes float32", "dry", speed_args)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    # the suite's GPU tests ran too: seven, all skipped without CUDA
+    assert "GPU tests: exit 0" in done.stdout and "7 skipped" in done.stdout
     agreement = json.loads((tmp_path / "kernel_agreement_dry/agreement.json").read_text())
     rows = agreement["results"]["random_gqa_llama/float32"]
     assert rows["packed_masked"]["max_abs_per_token"] < 2e-4 and agreement["disagree"] == []
@@ -1426,7 +1430,9 @@ def test_gpu_checks_script_runs_both_checks_and_reports_a_failure(tmp_path: Path
     }
     for folder in ("kernel_agreement_dry", "scoring_gpu_dry_rotary"):
         assert json.loads((tmp_path / folder / "manifest.json").read_text())["command"]
-    failed = run("--models no_such_model", "broken")
+    # both runs fail (no such model; no such workload, the later argument wins): each is
+    # attempted, the GPU tests still run, the script fails
+    failed = run("--models no_such_model", "broken", f"{speed_args} --workload {tmp_path}/none")
     assert failed.returncode == 1
-    assert "kernel agreement: exit 1; speed run: exit 0" in failed.stdout
-    assert (tmp_path / "scoring_gpu_broken_rotary/scoring_gpu.json").exists()
+    assert "kernel agreement: exit 1; speed run: exit 1; GPU tests: exit 0" in failed.stdout
+    assert "no_such_model" in failed.stderr and "none" in failed.stderr

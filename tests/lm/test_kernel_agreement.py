@@ -69,6 +69,7 @@ def test_a_misaligned_flash_kernel_is_caught(gqa_model, monkeypatch):
 
 
 @CUDA
+@pytest.mark.slow  # loads the embedded model
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 @pytest.mark.parametrize("model_name", list(kernels.MODELS))
 def test_every_path_agrees_on_the_gpu(model_name, dtype):

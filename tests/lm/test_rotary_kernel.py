@@ -112,6 +112,30 @@ def test_kernel_compiles_for_the_gpu_with_128_bit_loads(monkeypatch, capability,
     assert compiled.asm["cubin"]  # assembled to machine code
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
+def test_kernel_on_the_gpu_rotates_as_transformers(dtype):
+    """The compiled kernel where it runs: 8B-shaped heads (32 query, 8 key/value, dimension 128)
+    as strided views of one fused projection, 1,000 tokens; within one rounding of the
+    tensors' type of transformers' rotation, the values untouched."""
+    torch.manual_seed(0)
+    tokens, q_heads, kv_heads, head_dim = 1000, 32, 8, 128
+    fused = torch.randn(tokens, (q_heads + 2 * kv_heads) * head_dim, dtype=dtype, device="cuda")
+    q = fused[:, : q_heads * head_dim].view(tokens, q_heads, head_dim)
+    k = fused[:, q_heads * head_dim : (q_heads + kv_heads) * head_dim].view(
+        tokens, kv_heads, head_dim
+    )
+    values = fused[:, (q_heads + kv_heads) * head_dim :].clone()
+    cos, sin = (t.cuda() for t in tables(tokens, head_dim, dtype))
+    expected_q, expected_k = rotate_half_form(q, cos, sin), rotate_half_form(k, cos, sin)
+    rotate_queries_keys_(q, k, *half_tables(cos, sin))
+    torch.cuda.synchronize()
+    assert torch.equal(fused[:, (q_heads + kv_heads) * head_dim :], values)
+    rtol = {torch.float32: 1e-6, torch.bfloat16: 2.0**-7, torch.float16: 2.0**-10}[dtype]
+    assert torch.allclose(q.float(), expected_q, rtol=rtol, atol=1e-5)
+    assert torch.allclose(k.float(), expected_k, rtol=rtol, atol=1e-5)
+
+
 def test_kernel_refuses_what_it_does_not_compute(interpreted):
     q, k = torch.zeros(3, 2, 8), torch.zeros(3, 1, 8)
     cos, sin = torch.ones(3, 4), torch.zeros(3, 4)
