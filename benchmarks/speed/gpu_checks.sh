@@ -2,12 +2,12 @@
 # The scoring kernels' checks on a GPU, in one call: first whether every path agrees with the
 # plain transformers forward (benchmarks/speed/kernel_agreement.py: float32 and bfloat16, the
 # embedded SmolLM2-135M and a Llama-shaped model with grouped-query attention, rows with and
-# without cached prefixes), then the 8B-shape speed run of the compiled packed paths with and
+# without cached prefixes; then the suite's GPU tests of the kernels, tests/lm/
+# test_kernel_agreement.py and test_rotary_kernel.py, their outcome recorded beside it: pack.sh
+# carries pytest), then the 8B-shape speed run of the compiled packed paths with and
 # without fused projections and the Triton rotary kernel, the reference and the padded path
 # measured in the same run, the fastest path at larger token budgets per forward (the sweep) and
-# profiled (benchmarks/speed/scoring_gpu.py), then the suite's GPU tests of the kernels
-# (tests/lm/test_kernel_agreement.py, tests/lm/test_rotary_kernel.py) where pytest is installed
-# (pack.sh carries it).
+# profiled (benchmarks/speed/scoring_gpu.py).
 #
 #   bash benchmarks/speed/gpu_checks.sh NAME [SECONDS]
 #
@@ -31,7 +31,7 @@ results=${GPU_CHECKS_RESULTS:-benchmarks/speed/results}
 device=${GPU_CHECKS_DEVICE:-cuda}
 read -r -a agreement_args <<< "${GPU_CHECKS_AGREEMENT_ARGS:-}"
 read -r -a speed_args <<< "${GPU_CHECKS_SPEED_ARGS:-}"
-"${PYTHON:-python3}" -m benchmarks.speed.kernel_agreement --device "$device" \
+"${PYTHON:-python3}" -m benchmarks.speed.kernel_agreement --device "$device" --suite-tests \
   --out "$results/kernel_agreement_$name/agreement.json" ${agreement_args[@]+"${agreement_args[@]}"}
 agree=$?
 "${PYTHON:-python3}" -m benchmarks.speed.scoring_gpu --workload benchmarks/speed/workloads/scoring_200pairs.json \
@@ -40,14 +40,5 @@ agree=$?
   --variants packed_compiled_flash,packed_compiled_fused_flash,packed_compiled_flash_rotary,packed_compiled_fused_flash_rotary \
   --out "$results/scoring_gpu_${name}_rotary/scoring_gpu.json" ${speed_args[@]+"${speed_args[@]}"}
 speed=$?
-# the suite's GPU tests (skipped on a machine without CUDA), where pytest is installed
-tests=0
-if "${PYTHON:-python3}" -c "import pytest" 2>/dev/null; then
-  "${PYTHON:-python3}" -m pytest -q -p no:cacheprovider -k on_the_gpu \
-    tests/lm/test_kernel_agreement.py tests/lm/test_rotary_kernel.py
-  tests=$?
-else
-  echo "pytest is not installed: the suite's GPU tests did not run"
-fi
-echo "kernel agreement: exit $agree; speed run: exit $speed; GPU tests: exit $tests"
-[ "$agree" -eq 0 ] && [ "$speed" -eq 0 ] && [ "$tests" -eq 0 ]
+echo "kernel agreement and the suite's GPU tests: exit $agree; speed run: exit $speed"
+[ "$agree" -eq 0 ] && [ "$speed" -eq 0 ]

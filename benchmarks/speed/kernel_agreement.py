@@ -28,8 +28,13 @@ a GPU machine:
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import random
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -169,12 +174,57 @@ def within_tolerance(found: dict[str, dict[str, Any]], dtype: str) -> list[str]:
     ]
 
 
+SUITE_GPU_TESTS = ("tests/lm/test_kernel_agreement.py", "tests/lm/test_rotary_kernel.py")
+"""The suite's test files with GPU tests of the kernels (the tests named ``*on_the_gpu*``)."""
+
+
+def suite_gpu_tests(repo: Path) -> dict[str, Any]:
+    """Run the suite's GPU tests (``pytest -k on_the_gpu`` on :data:`SUITE_GPU_TESTS`, skipped
+    without CUDA) in a subprocess; their outcome: pytest's exit status, how many tests ran,
+    passed, were skipped, and the failed ones by name (``not_run`` with why where pytest is not
+    installed)."""
+    if importlib.util.find_spec("pytest") is None:
+        return {"not_run": "pytest is not installed"}
+    with tempfile.TemporaryDirectory() as folder:
+        junit = Path(folder) / "junit.xml"
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "on_the_gpu"]
+            + [f"--junitxml={junit}", *SUITE_GPU_TESTS],
+            cwd=repo,
+            capture_output=True,
+            text=True,
+        )
+        print(done.stdout[-3000:], done.stderr[-3000:], sep="\n", flush=True)
+        if not junit.exists():
+            return {"exit": done.returncode, "tests": 0, "error": done.stderr[-1000:]}
+        cases = list(ElementTree.parse(junit).getroot().iter("testcase"))
+    failed = [
+        f"{case.get('classname')}::{case.get('name')}"
+        for case in cases
+        if case.find("failure") is not None or case.find("error") is not None
+    ]
+    skipped = sum(case.find("skipped") is not None for case in cases)
+    return {
+        "exit": done.returncode,
+        "tests": len(cases),
+        "passed": len(cases) - len(failed) - skipped,
+        "skipped": skipped,
+        "failed": failed,
+    }
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--dtypes", default="float32,bfloat16")
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--out", type=Path, default=None, help="agreement.json to write")
+    parser.add_argument(
+        "--suite-tests",
+        action="store_true",
+        help="then run the suite's GPU tests of the kernels (pytest -k on_the_gpu) and record "
+        "their outcome beside the agreement (a failure fails this run)",
+    )
     args = parser.parse_args(argv)
     provenance = Run(args.out.parent, settings=vars(args)) if args.out else None
     report: dict[str, Any] = {"device": args.device, "tolerance": TOLERANCE, "results": {}}
@@ -190,11 +240,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 print(f"{model_name} {dtype} {name}: {row}", flush=True)
             del model
     report["disagree"] = failures
+    if args.suite_tests:
+        report["suite_gpu_tests"] = suite_gpu_tests(Path(__file__).resolve().parents[2])
+        if report["suite_gpu_tests"].get("exit", 0) != 0:
+            failures.append(f"suite GPU tests: {report['suite_gpu_tests']}")
     if args.out:
         args.out.write_text(json.dumps(report, indent=1) + "\n")
         provenance.finish()
     if failures:
-        raise SystemExit(f"beyond tolerance: {failures}")
+        raise SystemExit(f"beyond tolerance or failed: {failures}")
     return report
 
 

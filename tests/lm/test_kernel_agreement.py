@@ -79,3 +79,25 @@ def test_every_path_agrees_on_the_gpu(model_name, dtype):
     if dtype == "bfloat16":
         for flash in ("packed_flash", "packed_flash_fused_rotary"):
             assert "not_run" not in found[flash], found[flash]
+
+
+def test_suite_gpu_tests_are_recorded_with_their_failures(tmp_path, monkeypatch):
+    """The record of the suite's GPU tests counts what pytest ran (only the tests named
+    ``*on_the_gpu*``) and names a failure; pytest's exit status makes the run fail."""
+    tests = tmp_path / "test_gpu_stand_in.py"
+    tests.write_text(
+        "import pytest\n"
+        "def test_passes_on_the_gpu(): pass\n"
+        "def test_skips_on_the_gpu(): pytest.skip('no CUDA')\n"
+        "def test_fails_on_the_gpu(): assert False\n"
+        "def test_not_selected(): assert False\n"
+    )
+    monkeypatch.setattr(kernels, "SUITE_GPU_TESTS", (str(tests),))
+    record = kernels.suite_gpu_tests(tmp_path)
+    assert record == {
+        "exit": 1,
+        "tests": 3,
+        "passed": 1,
+        "skipped": 1,
+        "failed": ["test_gpu_stand_in::test_fails_on_the_gpu"],
+    }
