@@ -17,6 +17,7 @@ from tqdm import tqdm
 
 from gem_tasks.analysis.correlation_options import DEFAULT_CORPUS_KEY, DEFAULT_MIN_SCORED
 from gem_tasks.analysis.leaderboard.correlate import (
+    MetricCorrelations,
     correlate,
     correlation_markdown,
     write_correlations,
@@ -34,6 +35,7 @@ __all__ = [
     "one_pair_decides",
     "read_validation_logs",
     "smd_table_markdown",
+    "render_report",
     "write_report",
 ]
 
@@ -510,6 +512,35 @@ def write_report(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     failures = failure_counts(robust)
+    paths = {
+        "markdown": out / "report.md",
+        "robustness": out / "robustness.csv",
+        "failures": out / "failures.csv",
+        "correlation": out / "correlation.csv",
+        "ratings_correlation": out / "ratings_correlation.csv",
+    }
+    paths["markdown"].write_text(render_report(robust, corr, rated, correlations), encoding="utf-8")
+    robust.to_csv(paths["robustness"], index=False)
+    failures.to_csv(paths["failures"], index=False)
+    corr.to_csv(paths["correlation"], index=False)
+    rated.to_csv(paths["ratings_correlation"], index=False)
+    for result in correlations:
+        written = write_correlations(result, out)
+        paths.update({f"{key}:{result.against}": path for key, path in written.items()})
+    return paths
+
+
+def render_report(
+    robust: pd.DataFrame,
+    corr: pd.DataFrame,
+    rated: pd.DataFrame,
+    correlations: Sequence[MetricCorrelations] = (),
+) -> str:
+    """report.md's text from the tables :func:`write_report` writes beside it (robustness,
+    correlation with grades, correlation with ratings) and its correlations across models;
+    the same tables read back from those CSVs give the same text (``robust.attrs["skipped"]``,
+    the logs left out, is known only while reading logs)."""
+    failures = failure_counts(robust)
     parts = [
         "# Metric validation\n",
         "## Sensitivity and robustness (GEM paper Table 2 layout)\n",
@@ -530,19 +561,4 @@ def write_report(
         parts.append(re.sub(r"^#", "##", correlation_markdown(result), flags=re.MULTILINE))
     if robust.attrs.get("skipped"):
         parts += ["## Logs skipped\n", "\n".join(f"- {s}" for s in robust.attrs["skipped"]) + "\n"]
-    paths = {
-        "markdown": out / "report.md",
-        "robustness": out / "robustness.csv",
-        "failures": out / "failures.csv",
-        "correlation": out / "correlation.csv",
-        "ratings_correlation": out / "ratings_correlation.csv",
-    }
-    paths["markdown"].write_text("\n".join(parts), encoding="utf-8")
-    robust.to_csv(paths["robustness"], index=False)
-    failures.to_csv(paths["failures"], index=False)
-    corr.to_csv(paths["correlation"], index=False)
-    rated.to_csv(paths["ratings_correlation"], index=False)
-    for result in correlations:
-        written = write_correlations(result, out)
-        paths.update({f"{key}:{result.against}": path for key, path in written.items()})
-    return paths
+    return "\n".join(parts)

@@ -310,3 +310,37 @@ def test_a_manifest_names_the_repositorys_files_relative_to_its_root(tmp_path: P
         "/elsewhere",
         {"k": "."},
     ]
+
+
+def test_rebuilt_report_is_rendered_from_its_tables_and_recorded(tmp_path: Path):
+    """benchmarks/common/rebuild_report.py on a copy of a committed report folder: report.md is
+    today's rendering of the committed tables (the same lines as the run wrote but the text that
+    changed since), its new hash is in the owning manifest with the rebuild's provenance and the
+    tables' hashes; a folder without its robustness table or without a manifest is refused."""
+    import shutil
+
+    rebuild_report = load_benchmark("common.rebuild_report")
+    from gem_tasks.analysis.report import render_report
+
+    source = REPO / "benchmarks/experiments/finetune_smollm2/results"
+    results = tmp_path / "results"
+    shutil.copytree(source / "report_base", results / "report_base")
+    shutil.copy(source / "manifest.json", results / "manifest.json")
+    folder = results / "report_base"
+    before = (folder / "report.md").read_text().splitlines()
+    report = rebuild_report.rebuild(folder)
+    after = report.read_text().splitlines()
+    tables = [rebuild_report.read_table(folder / name) for name in rebuild_report.TABLES]
+    assert report.read_text() == render_report(*tables)
+    assert len(after) == len(before) and sum(a != b for a, b in zip(after, before)) <= 1
+    manifest = json.loads((results / "manifest.json").read_text())
+    assert manifest["files"]["report_base/report.md"] == sha256(report)
+    record = manifest["rebuilt"]["report_base/report.md"]
+    assert record["commit"] and "rebuild_report" not in record["from"]
+    assert record["from"]["report_base/robustness.csv"] == sha256(folder / "robustness.csv")
+    assert manifest["command"] == json.loads((source / "manifest.json").read_text())["command"]
+    (folder / "robustness.csv").unlink()
+    with pytest.raises(FileNotFoundError, match="nothing to render"):
+        rebuild_report.rebuild(folder)
+    with pytest.raises(FileNotFoundError, match="no manifest.json"):
+        rebuild_report.rebuild(tmp_path / "elsewhere" / "results")
