@@ -52,9 +52,15 @@ def read_table(path: Path) -> pd.DataFrame:
         return pd.DataFrame()
 
 
-def rebuild(folder: Path) -> Path:
+def tree_changed() -> bool:
+    """Whether tracked files differ from the commit (checked before any report is rewritten)."""
+    return bool(git("status", "--porcelain", "--untracked-files=no"))
+
+
+def rebuild(folder: Path, *, uncommitted_changes: bool | None = None) -> Path:
     """Write ``folder/report.md`` anew from its tables and record it in the owning manifest;
-    returns the report's path.
+    returns the report's path. ``uncommitted_changes``: as found before this and any earlier
+    rebuild of the same command wrote (None: look now).
 
     Raises:
         FileNotFoundError: ``robustness.csv`` or the manifest is missing.
@@ -74,7 +80,9 @@ def rebuild(folder: Path) -> Path:
     manifest.setdefault("rebuilt", {})[name] = {
         "command": command_line(),
         "commit": git("rev-parse", "HEAD"),
-        "uncommitted_changes": bool(git("status", "--porcelain", "--untracked-files=no")),
+        "uncommitted_changes": (
+            tree_changed() if uncommitted_changes is None else uncommitted_changes
+        ),
         "date": now(),
         "from": {
             path.relative_to(root).as_posix(): sha256(path) if path.exists() else "absent"
@@ -88,8 +96,9 @@ def rebuild(folder: Path) -> Path:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folders", nargs="+", type=Path, help="folders holding report.md")
+    changed = tree_changed()
     for folder in parser.parse_args(argv).folders:
-        print(rebuild(folder))
+        print(rebuild(folder, uncommitted_changes=changed))
 
 
 if __name__ == "__main__":
