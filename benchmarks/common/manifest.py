@@ -227,8 +227,11 @@ class Run:
         """Write ``manifest.json``: the provenance, the end time and every file's hash.
 
         A folder that several runs fill (one strategy at a time, say) keeps the earlier runs'
-        provenance under ``earlier_runs``; the hashes are always of the files as they are now,
-        and ``not_written_by_this_run`` names the files older than this run's start.
+        provenance under ``earlier_runs`` while any file in it predates this run;
+        ``not_written_by_this_run`` names those files. A run that rewrites every file supersedes
+        the earlier runs: nothing in the folder is theirs any more, so their provenance is dropped
+        (the repository's history keeps their manifests). The hashes are always of the files as
+        they are now.
         """
         path = self.out / MANIFEST
         earlier: list[dict] = []
@@ -239,18 +242,17 @@ class Run:
             earlier.append(previous)
         files = result_files(self.out)
         started = datetime.datetime.fromisoformat(self.record["started"]).timestamp()
+        # files this run found and did not rewrite: an earlier run's (see earlier_runs), or
+        # copies nobody's script wrote
+        found = [name for name in files if (self.out / name).stat().st_mtime < started - 1]
         manifest = {
             **self.record,
             # described again at the end: the GPU is known once torch has loaded a model on it
             "machine": describe_machine(),
             "ended": now(),
             "files": files,
-            # files this run found and did not rewrite: an earlier run's (see earlier_runs), or
-            # copies nobody's script wrote
-            "not_written_by_this_run": [
-                name for name in files if (self.out / name).stat().st_mtime < started - 1
-            ],
-            "earlier_runs": earlier,
+            "not_written_by_this_run": found,
+            "earlier_runs": earlier if found else [],
         }
         path.write_text(json.dumps(manifest, indent=2, default=str) + "\n")
         return path

@@ -163,12 +163,23 @@ def test_a_run_records_its_provenance_and_every_files_hash(tmp_path: Path):
     assert record["versions"]["python"]
     assert record["started"] <= record["ended"]
     assert record["earlier_runs"] == []
-    # a second run into the same folder keeps the first run's provenance, and hashes anew
+    # a second run into the same folder that leaves a file of the first keeps the first run's
+    # provenance, and hashes anew
+    os.utime(out / "sub" / "x.json", (1_000_000_000, 1_000_000_000))
     (out / "table.md").write_text("| b |\n")
     again = json.loads(manifest.Run(out).finish().read_text())
     assert again["files"]["table.md"] == hashlib.sha256(b"| b |\n").hexdigest()
+    assert again["not_written_by_this_run"] == ["sub/x.json"]
     assert [r["started"] for r in again["earlier_runs"]] == [record["started"]]
     assert "files" not in again["earlier_runs"][0]
+    # a third that rewrites every file supersedes both: nothing in the folder is theirs
+    third = manifest.Run(out)
+    (out / "table.md").write_text("| c |\n")
+    (out / "sub" / "x.json").write_text("{}")
+    last = json.loads(third.finish().read_text())
+    assert last["not_written_by_this_run"] == []
+    assert last["earlier_runs"] == []
+    assert last["started"] == third.record["started"]
 
 
 def test_a_run_names_the_files_it_found_and_did_not_write(tmp_path: Path):
