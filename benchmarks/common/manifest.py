@@ -70,6 +70,13 @@ def git(*args: str) -> str | None:
     return run.stdout.strip() if run.returncode == 0 else None
 
 
+def tracked_changes(*pathspec: str) -> bool | None:
+    """Whether tracked files (within ``pathspec``, default the whole checkout) differ from the
+    commit; None outside a checkout."""
+    status = git("status", "--porcelain", "--untracked-files=no", *pathspec)
+    return None if status is None else bool(status)
+
+
 def outside(folder: Path) -> list[str]:
     """The pathspec of the checkout without ``folder``: a run's own results are not a change to
     the code that computes them (a finished row rewrites tracked result files, and the next
@@ -200,7 +207,7 @@ class Run:
         self.out = Path(out)
         self.out.mkdir(parents=True, exist_ok=True)
         commit = git("rev-parse", "HEAD")
-        changes = git("status", "--porcelain", "--untracked-files=no", *outside(self.out))
+        changes = tracked_changes(*outside(self.out))
         source = "git"
         declared = os.environ.get("GEM_TASKS_COMMIT") or None
         if commit is None and declared:
@@ -213,7 +220,7 @@ class Run:
             # what the caller says was copied, beside git's answer: a copy can carry stale git
             # metadata (seen on a GPU machine: the session's first commit, not the one run)
             "declared_commit": declared,
-            "uncommitted_changes": bool(changes) if source == "git" and commit else None,
+            "uncommitted_changes": changes if source == "git" and commit else None,
             "command": command_line(),
             "machine": describe_machine(),
             "versions": library_versions(),

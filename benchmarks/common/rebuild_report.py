@@ -20,7 +20,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from benchmarks.common.manifest import MANIFEST, command_line, git, now, sha256
+from benchmarks.common.manifest import (
+    MANIFEST,
+    command_line,
+    git,
+    now,
+    sha256,
+    tracked_changes,
+)
 from gem_tasks.analysis.report import render_report
 
 TABLES = ("robustness.csv", "correlation.csv", "ratings_correlation.csv")
@@ -52,11 +59,6 @@ def read_table(path: Path) -> pd.DataFrame:
         return pd.DataFrame()
 
 
-def tree_changed() -> bool:
-    """Whether tracked files differ from the commit (checked before any report is rewritten)."""
-    return bool(git("status", "--porcelain", "--untracked-files=no"))
-
-
 def rebuild(folder: Path, *, uncommitted_changes: bool | None = None) -> Path:
     """Write ``folder/report.md`` anew from its tables and record it in the owning manifest;
     returns the report's path. ``uncommitted_changes``: as found before this and any earlier
@@ -81,7 +83,7 @@ def rebuild(folder: Path, *, uncommitted_changes: bool | None = None) -> Path:
         "command": command_line(),
         "commit": git("rev-parse", "HEAD"),
         "uncommitted_changes": (
-            tree_changed() if uncommitted_changes is None else uncommitted_changes
+            tracked_changes() if uncommitted_changes is None else uncommitted_changes
         ),
         "date": now(),
         "from": {
@@ -96,7 +98,7 @@ def rebuild(folder: Path, *, uncommitted_changes: bool | None = None) -> Path:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folders", nargs="+", type=Path, help="folders holding report.md")
-    changed = tree_changed()
+    changed = tracked_changes()
     for folder in parser.parse_args(argv).folders:
         print(rebuild(folder, uncommitted_changes=changed))
 

@@ -222,13 +222,19 @@ def test_a_runs_own_results_are_not_uncommitted_changes_of_the_code(tmp_path: Pa
     monkeypatch.setattr(manifest, "REPO", repo.resolve())
     flag = lambda out: manifest.Run(out).record["uncommitted_changes"]  # noqa: E731
     assert flag(repo / "results") is False
+    assert manifest.tracked_changes() is False
     (repo / "results" / "table.md").write_text("| 2 |\n")  # the run's own output
     assert flag(repo / "results") is False
+    assert manifest.tracked_changes() is True  # the whole checkout (what a rebuild records)
+    assert manifest.tracked_changes("--", "code.py") is False
     assert flag(repo / "other") is True  # another run's folder: that table is a change
     assert flag(tmp_path / "outside") is True  # a folder outside the checkout excludes nothing
     (repo / "results" / "table.md").write_text("| 1 |\n")
     (repo / "code.py").write_text("x = 2\n")
     assert flag(repo / "results") is True
+    assert manifest.tracked_changes("--", "code.py") is True
+    monkeypatch.setattr(manifest, "REPO", tmp_path)  # not a checkout: unknown, not "clean"
+    assert manifest.tracked_changes() is None
 
 
 def test_a_copy_without_git_records_the_commit_it_is_told_and_no_claim_on_changes(
