@@ -806,8 +806,9 @@ def test_summaries_robustness_describes_what_the_perturbation_model_did(tmp_path
 @pytest.mark.slow
 def test_summaries_robustness_perturbs_every_system_of_an_article_and_resumes(tmp_path: Path):
     """One SummEval article is its 16 systems' summaries perturbed (the candidates), one SPACE
-    hotel its 7 aspects' held-out summaries; each (dataset, strategy) row resumes from its log
-    in a later invocation, and other settings are refused."""
+    hotel its 7 aspects' held-out summaries; each dataset writes its own results folder, each
+    strategy resumes from its log in a later invocation, other settings are refused, and 0 skips
+    a dataset."""
     import json
 
     from inspect_ai.log import read_eval_log
@@ -821,20 +822,30 @@ def test_summaries_robustness_perturbs_every_system_of_an_article_and_resumes(tm
             "--space-data", str(SPACE_DEMO), "--strategies", "sentence_deletion",
             "--scorers", "rouge_l", "--out", str(out)]  # fmt: skip
     main(argv)
-    [summeval_log] = (out / "logs" / "summeval" / "sentence_deletion").glob("*.eval")
+    [summeval_log] = (out / "summeval" / "logs" / "sentence_deletion").glob("*.eval")
     samples = read_eval_log(str(summeval_log)).samples
     assert len(samples) == 16
     assert {s.metadata["perturb_target"] for s in samples} == {"existing candidates"}
-    [space_log] = (out / "logs" / "space" / "sentence_deletion").glob("*.eval")
+    [space_log] = (out / "space" / "logs" / "sentence_deletion").glob("*.eval")
     assert len(read_eval_log(str(space_log)).samples) == 7
-    timings = json.loads((out / "timings.json").read_text())
-    assert set(timings) == {"summeval/sentence_deletion", "space/sentence_deletion"}
+    for name in ("summeval", "space"):  # each dataset its own results folder
+        assert set(json.loads((out / name / "timings.json").read_text())) == {"sentence_deletion"}
+        manifest = json.loads((out / name / "manifest.json").read_text())
+        assert manifest["settings"][name] == 1 and len(manifest["data"]) == 1
+        assert (out / name / "report.md").exists() and (out / name / "perturbations.md").exists()
     main(argv)  # both rows read from their finished logs
-    journal = JournalRecord.read(out)
+    journal = JournalRecord.read(out / "summeval")
     assert len(journal.data["invocations"]) == 2
-    assert journal.invocations("summeval/sentence_deletion") == 1
+    assert journal.invocations("sentence_deletion") == 1
     with pytest.raises(ResumeRefused, match="settings"):
         main([*argv[:1], "2", *argv[2:]])
+    # 0 skips a dataset: SPACE alone, SummEval's folder untouched
+    before = (out / "summeval" / "invocations.json").read_text()
+    main(["--summeval", "0", *argv[2:]])
+    assert (out / "summeval" / "invocations.json").read_text() == before
+    assert len(JournalRecord.read(out / "space").data["invocations"]) == 3
+    with pytest.raises(SystemExit, match="at least one must be positive"):
+        main(["--summeval", "0", "--space", "0", *argv[4:]])
 
 
 @pytest.mark.slow

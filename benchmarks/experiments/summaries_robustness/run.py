@@ -15,16 +15,18 @@ Data: SummEval's 60 annotated articles and SPACE's development summaries as publ
 
     python -m benchmarks.experiments.summaries_robustness.run --summeval 10 --space 25
 
-Every (dataset, strategy) row is its own resumable Inspect run: a stopped invocation is resumed
-by the same command at the same commit (:mod:`benchmarks.common.resumable`; ``--fresh`` starts
-over), and ``timings.json`` sums each row over its invocations.
+Each dataset is its own run with its own results folder (``--summeval 0`` or ``--space 0`` skips
+one), so the two can be run, resumed and committed apart. Every strategy of a dataset is its own
+resumable Inspect run: a stopped invocation is resumed by the same command at the same commit
+(:mod:`benchmarks.common.resumable`; ``--fresh`` starts over), and ``timings.json`` sums each
+strategy over its invocations.
 
-Writes ``benchmarks/experiments/summaries_robustness/results/``: ``report.md`` and the CSVs of
-``gem-tasks report`` (the failure counts per dataset), ``perturbations.md``/``.csv`` (what the
-perturbation model did: pairs unscored because their perturbation failed and why, how long the
-perturbed texts are, how many open with a chat preamble, how many ultra-concise texts keep to
-their cap), ``timings.json``, ``manifest.json``; the logs go to ``results/logs/`` (not
-committed).
+Writes ``benchmarks/experiments/summaries_robustness/results/<dataset>/`` (``summeval``,
+``space``): ``report.md`` and the CSVs of ``gem-tasks report`` (the failure counts),
+``perturbations.md``/``.csv`` (what the perturbation model did: pairs unscored because their
+perturbation failed and why, how long the perturbed texts are, how many open with a chat
+preamble, how many ultra-concise texts keep to their cap), ``timings.json``, ``invocations.json``
+and ``manifest.json``; the logs go to ``results/<dataset>/logs/`` (not committed).
 """
 
 from __future__ import annotations
@@ -134,9 +136,14 @@ def write_perturbations(rows: list[dict[str, Any]], out: Path) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--summeval", type=int, default=10, help="SummEval articles (16 system summaries each)"
+        "--summeval",
+        type=int,
+        default=10,
+        help="SummEval articles (16 system summaries each; 0 skips SummEval)",
     )
-    parser.add_argument("--space", type=int, default=25, help="SPACE hotels (7 aspects each)")
+    parser.add_argument(
+        "--space", type=int, default=25, help="SPACE hotels (7 aspects each; 0 skips SPACE)"
+    )
     parser.add_argument(
         "--summeval-data", type=Path, default=DEFAULT_DATA["summeval"], help="SummEval's file"
     )
@@ -163,39 +170,58 @@ def main(argv: list[str] | None = None) -> None:
     add_fresh_option(parser)
     args = parser.parse_args(argv)
     data = {"summeval": args.summeval_data, "space": args.space_data}
-    missing = [str(p) for p in data.values() if not p.exists()]
+    units = {"summeval": args.summeval, "space": args.space}
+    if any(n < 0 for n in units.values()) or not any(units.values()):
+        raise SystemExit(
+            "--summeval and --space count articles and hotels: 0 skips a dataset, "
+            "and at least one must be positive"
+        )
+    missing = [str(data[name]) for name in units if units[name] and not data[name].exists()]
     if missing:
         raise SystemExit("\n".join(missing_data(path) for path in missing))
-    provenance = Run(args.out, data=list(data.values()), settings=vars(args))
-    settings = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}
-    settings.pop("fresh")
-    settings.pop("out")
-    journal = Journal(provenance, settings=settings, fresh=args.fresh, logs=args.out / "logs")
+    for name in units:
+        if units[name]:
+            run_dataset(name, units[name], data[name], args, args.out / name)
+
+
+def run_dataset(name: str, units: int, data: Path, args: argparse.Namespace, out: Path) -> None:
+    """Every strategy on ``units`` articles or hotels of one dataset: one resumable Inspect run
+    per strategy, and the dataset's own results folder ``out`` (report, perturbations, timings,
+    journal, manifest), so each dataset can be run, resumed and committed on its own."""
+    settings = {
+        name: units,
+        f"{name}_data": str(data),
+        "scorer_lm": args.scorer_lm,
+        "model": args.model,
+        "max_tokens": args.max_tokens,
+        "strategies": args.strategies,
+        "scorers": args.scorers or SCORERS[name],
+    }
+    provenance = Run(out, data=[data], settings=settings)
+    journal = Journal(provenance, settings=settings, fresh=args.fresh, logs=out / "logs")
     done: list[dict[str, Any]] = []
-    for name, units in (("summeval", args.summeval), ("space", args.space)):
-        for strategy in args.strategies.split(","):
-            row = f"{name}/{strategy}"
-            path = run_row(
-                journal,
-                row,
-                lambda name=name, strategy=strategy: robustness(
-                    perturbation=strategy,
-                    dataset=str(data[name]),
-                    scorers=args.scorers or SCORERS[name],
-                    references=1,
-                    scorer_lm=args.scorer_lm,
-                ),
-                args.out / "logs" / name / strategy,
-                model=args.model if PERTURBATIONS[strategy].uses_llm else "none",
-                max_tokens=args.max_tokens,
-                limit=units * SAMPLES_PER[name],
-                display="plain",
-            )
-            done.append(perturbation_rows(read_eval_log(path), name))
+    for strategy in args.strategies.split(","):
+        path = run_row(
+            journal,
+            strategy,
+            lambda strategy=strategy: robustness(
+                perturbation=strategy,
+                dataset=str(data),
+                scorers=settings["scorers"],
+                references=1,
+                scorer_lm=args.scorer_lm,
+            ),
+            out / "logs" / strategy,
+            model=args.model if PERTURBATIONS[strategy].uses_llm else "none",
+            max_tokens=args.max_tokens,
+            limit=units * SAMPLES_PER[name],
+            display="plain",
+        )
+        done.append(perturbation_rows(read_eval_log(path), name))
     timings = {row: round(journal.seconds(row), 1) for row in journal.rows()}
-    (args.out / "timings.json").write_text(json.dumps(timings, indent=1) + "\n")
-    write_perturbations(done, args.out)
-    write_report([args.out / "logs"], args.out, progress=False)
+    (out / "timings.json").write_text(json.dumps(timings, indent=1) + "\n")
+    write_perturbations(done, out)
+    write_report([out / "logs"], out, progress=False)
     provenance.finish()
 
 
