@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> None:
         "--dtype",
         choices=DTYPES,
         default="float32",
-        help="evaluation-LM precision; bfloat16 is faster only on CPUs with AMX",
+        help="evaluation-LM precision; bfloat16 is faster on CPUs with AVX-512 BF16 or AMX",
     )
     parser.add_argument("--out", type=Path, default=HERE / "results")
     strategies = sorted({strategy for strategy, *_ in RUNS})
