@@ -63,7 +63,7 @@ class Domain:
             Table 6: "regenerate from weak context only"): ``abstract`` (the paper's abstract),
             ``lead`` (the article's first :data:`LEAD_SENTENCES` sentences: SummEval's
             CNN/DailyMail articles carry no headline, so the lead stands for "headline + lead
-            paragraph"), ``title`` (what the item is about: SPACE's aspect, as the shared file
+            paragraph"), ``title`` (what the item is about: SPACE's aspect, as the SPACE release
             has no input reviews) or ``question`` (the question, stored as the synopsis).
     """
 

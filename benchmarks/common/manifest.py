@@ -218,7 +218,7 @@ class Run:
             "commit": commit,
             "commit_source": source if commit else None,
             # what the caller says was copied, beside git's answer: a copy can carry stale git
-            # metadata (seen on a GPU machine: the session's first commit, not the one run)
+            # metadata (seen on a GPU machine: the commit first copied there, not the one run)
             "declared_commit": declared,
             "uncommitted_changes": changes if source == "git" and commit else None,
             "command": command_line(),

@@ -1,5 +1,5 @@
 """The command-line options of an experiment whose models may run as the embedded SmolLM2 on a
-lent GPU: the model's dtype and device, and how many samples share its generation batches.
+GPU: the model's dtype and device, and how many samples share its generation batches.
 
 One definition, so that two experiments spell them alike and a new experiment gets the same
 defaults: nothing given means the backend's own (float32 on a CPU, bfloat16 on a GPU; a GPU when

@@ -1,7 +1,7 @@
-"""Evidence runs longer than one sitting: an Inspect eval that resumes where it was stopped, and
-a journal of the invocations that together produced a result.
+"""Evidence runs that outlast one invocation: an Inspect eval that resumes where it was stopped,
+and a journal of the invocations that together produced a result.
 
-A run of several CPU hours is often stopped before it ends (a session closes, the machine is
+A run of several CPU hours is often stopped before it ends (a terminal closes, the machine is
 needed). :func:`resumable_eval` runs a task through Inspect's ``eval_set``: a rerun with the same
 task finds the log of the stopped run in the same folder and reuses its finished samples (Inspect
 recovers a crashed log; only samples in flight are redone). When the task has finished, the logs

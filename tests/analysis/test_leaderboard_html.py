@@ -1,4 +1,4 @@
-"""The HTML leaderboard (issue #37): one self-contained page, rendered in headless Chromium
+"""The HTML leaderboard: one self-contained page, rendered in headless Chromium
 (Debian's, driven by playwright) and checked by what it shows: a table per metric, the human and
 baseline rows marked, sorting by a clicked column, the plot drawn from its data URI, and no
 request leaving the page."""

@@ -71,8 +71,8 @@ def test_scorers_package_never_imports_inspect_ai():
 
 def test_the_command_line_starts_without_the_heavy_libraries():
     """``gem-tasks --help`` (and every subcommand's parser) imports neither Inspect nor pandas,
-    SciPy, torch or transformers: each command imports what it runs when it runs (measured here:
-    0.4 s to the help text, 6.6 s when the parser imported the leaderboard)."""
+    SciPy, torch or transformers: each command imports what it runs when it runs (measured on a
+    2-core CPU: 0.4 s to the help text, 6.6 s when the parser imported the leaderboard)."""
     heavy = ("inspect_ai", "pandas", "scipy", "torch", "transformers", "vllm")
     code = (
         "import contextlib, io, sys\n"

@@ -122,3 +122,79 @@ def test_legitimate_seeds_and_heres_pass():
         "HTML entities are fine: &#8212; and a URL's fragment https://x.org/a#1.\n"
     )
     assert workshop_words(text) == []
+
+
+CODE_WORKSHOP_WORDS: tuple[tuple[str, str], ...] = tuple(
+    (what, pattern)
+    for what, pattern in WORKSHOP_WORDS
+    # in code, "session" is pytest's or HTTP's, "seeds" a random generator's, and "#1" a
+    # comment or a colour: those three are checked in the prose only
+    if what not in ("a work session", "an issue number") and not pattern.endswith(r"\bseeds\b")
+) + (("an issue number", r"\bissues? #\d+|\(#\d+\)|\bsince #\d+"),)
+"""The workshop words a code comment or docstring is checked for."""
+
+UPSTREAM_REFERENCE = re.compile(r"[\w.-]+/[\w.-]+\s+$")
+"""An upstream repository named before its own issue number (``ahans30/Binoculars issue #27``)."""
+
+CODE_FOLDERS = ("gem_tasks", "scorers", "benchmarks", "prompts", "scripts", "tests", ".ci")
+CODE_SUFFIXES = {".py", ".sh", ".jinja", ".toml", ".yaml", ".yml", ""}
+
+
+def code_workshop_words(text: str) -> list[tuple[int, str, str]]:
+    """(line number, phrase, what it is) for every workshop word in a source file's text."""
+    found = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        for what, pattern in CODE_WORKSHOP_WORDS:
+            for match in re.finditer(pattern, line, re.I):
+                if what == "an issue number" and UPSTREAM_REFERENCE.search(line[: match.start()]):
+                    continue
+                found.append((number, match.group(0), what))
+    return found
+
+
+def source_files(root: Path = REPO) -> list[Path]:
+    """The project's code, prompts and scripts (written results and this file's examples left
+    out)."""
+    files = []
+    for folder in CODE_FOLDERS:
+        for path in sorted((root / folder).rglob("*")):
+            parts = path.relative_to(root).parts
+            if (
+                path.is_file()
+                and path.suffix in CODE_SUFFIXES
+                and "results" not in parts
+                and "__pycache__" not in parts
+                and path != Path(__file__).resolve()
+            ):
+                files.append(path)
+    return files
+
+
+def test_the_code_uses_no_workshop_words():
+    files = source_files()
+    assert len(files) > 200
+    problems = [
+        f'{path.relative_to(REPO)}:{number}: "{phrase}" ({what})'
+        for path in files
+        for number, phrase, what in code_workshop_words(path.read_text(encoding="utf-8"))
+    ]
+    assert not problems, "comments about how the project was built, not about using it:\n" + (
+        "\n".join(problems)
+    )
+
+
+def test_a_planted_workshop_word_in_code_is_caught():
+    for text, phrase in (
+        ('"""The leaderboard page (issue #37): one file."""', "issue #37"),
+        ("# the Scoring Rules cells (#14)", "(#14)"),
+        ("# runs longer than one sitting", "sitting"),
+        ("# on a lent GPU", "lent"),
+        ("# 4-bit loading cannot run here", "run here"),
+        ("# from the seed text (it lost every formula)", "seed text"),
+    ):
+        assert [p.lower() for _, p, _ in code_workshop_words(text)] == [phrase.lower()], text
+    legitimate = (
+        "# the observer (ahans30/Binoculars issue #27)\n"
+        "color: #222; scope='session'; seeds = (0, 1); row #1\n"
+    )
+    assert code_workshop_words(legitimate) == []

@@ -17,7 +17,7 @@ and answers the LM examiner's questions); then ``gem-tasks report`` writes the S
 paired 95% intervals.
 
     python -m benchmarks.experiments.validation_iclr2020.run --papers 100
-    # the Scoring Rules cells (issue #14): the embedded model is also the oracle
+    # the Scoring Rules cells: the embedded model is also the oracle
     python -m benchmarks.experiments.validation_iclr2020.run --papers 100 --out \
         benchmarks/results/scoring_rules_iclr2020 --scorers gem,gem_s,fmi_tv_fvar_statement,...
 

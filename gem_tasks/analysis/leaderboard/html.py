@@ -1,4 +1,4 @@
-"""The leaderboard as one self-contained HTML page (issue #37): per metric and signature group a
+"""The leaderboard as one self-contained HTML page: per metric and signature group a
 table that sorts by any column when its header is clicked, each row's mean with its interval (and
 the corpus number with its interval where the metric has one), the human and baseline rows
 marked, the groups' captions, and the plots embedded as data URIs. No server and no network: the

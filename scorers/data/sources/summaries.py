@@ -3,10 +3,11 @@
 
 - SummEval (Fabbri et al., TACL 2021; MIT): CNN/DailyMail articles, 11 human reference
   summaries each, 16 systems' summaries with expert ratings of coherence, consistency, fluency
-  and relevance (1-5, the mean of three experts). Read from either the shared file (one article
-  per line: ``doc_id, source, references, systems: {id: {summary, expert_avg}}``) or the
-  original release ``model_annotations.aligned.paired.jsonl`` (one line per article and system:
-  ``id, model_id, decoded, references, text, expert_annotations: [{dimension: score}]``).
+  and relevance (1-5, the mean of three experts). Read from either the file that
+  ``gem-tasks data fetch summeval`` writes (one article per line: ``doc_id, source, references,
+  systems: {id: {summary, expert_avg}}``) or the original release
+  ``model_annotations.aligned.paired.jsonl`` (one line per article and system: ``id, model_id,
+  decoded, references, text, expert_annotations: [{dimension: score}]``).
 - SPACE (Angelidis et al., TACL 2021; MIT): opinion summaries of hotels, three human summaries per
   aspect (``entity_id, summaries: {aspect: [3]}``), no input reviews: one record per hotel and
   aspect, no synopsis.
@@ -92,7 +93,7 @@ def _summeval_record(
 def summeval_records(path: str | Path) -> list[PaperRecord]:
     """SummEval's articles as summarisation records (references: the human summaries;
     candidates: the systems' summaries with their experts' mean ratings per dimension), from
-    the shared file or the original release (detected by its fields)."""
+    the fetched file or the original release (detected by its fields)."""
     return _summeval(_rows(Path(path)))
 
 

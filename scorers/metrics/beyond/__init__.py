@@ -1,9 +1,9 @@
-"""Beyond Rating (arXiv 2604.19502; seed ``beyond_rating__ai_review_benchmark``): review-quality
-metrics read field by field against the expert reviews of the same paper.
+"""Beyond Rating (arXiv 2604.19502): review-quality metrics read field by field against the
+expert reviews of the same paper.
 
-The seed text lost every formula and prints no prompt: each formula here is reconstructed from
-the prose and checked against the paper's numbers (``specs/beyond_rating.md``), and each prompt
-in ``prompts/beyond/`` was written for this project and says so. Metrics:
+The paper's text as extracted from its PDF lost every formula and prints no prompt: each formula
+here is reconstructed from the prose and checked against the paper's numbers, and each prompt in
+``prompts/beyond/`` was written for this project and says so. Metrics:
 
 - ``br_summary_coverage`` (§4.2): top-5 cosine sum between the summary and the paper's chunks;
 - ``br_{strength,weakness}_{precision,recall,f1}`` (§4.3): point-level alignment with the
