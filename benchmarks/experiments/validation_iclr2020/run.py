@@ -17,9 +17,10 @@ and answers the LM examiner's questions); then ``gem-tasks report`` writes the S
 paired 95% intervals.
 
     python -m benchmarks.experiments.validation_iclr2020.run --papers 100
-    # the Scoring Rules cells: the embedded model is also the oracle
-    python -m benchmarks.experiments.validation_iclr2020.run --papers 100 --out \
-        benchmarks/results/scoring_rules_iclr2020 --scorers gem,gem_s,fmi_tv_fvar_statement,...
+    # other metrics into their own folder (a folder holds one run's metrics), e.g. the Scoring
+    # Rules paper's oracle cells, where the embedded model is also the oracle
+    python -m benchmarks.experiments.validation_iclr2020.run --papers 100 \
+        --scorers fmi_tv_fvar_statement,fmi_tv_fvar_report --out scoring_rules_iclr2020
 
 Writes ``<out>/`` (records, report.md, CSVs, timings.json, invocations.json; each strategy's log
 in ``<out>/logs/<strategy>/``). A run takes hours: a stopped one resumes with the same command
