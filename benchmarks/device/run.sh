@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# On the short-lived GPU machine (after each numbered .dev folder was copied to /tmp/dev, see pack.sh):
+# On the short-lived GPU machine (after each numbered .dev folder was copied to /tmp/dev, see
+# pack.sh):
 # set up the carried site, model packages, data and .git, run the command for at most SECONDS, and put the
 # results folder (without its data/) and its logs into $OUT for benchmarks/device/unpack.sh.
 #

@@ -14,8 +14,8 @@
 # writes benchmarks/speed/results/kernel_agreement_NAME/ and scoring_gpu_NAME_rotary/, each
 # with its manifest; SECONDS (default 250) bounds the speed run's optional parts (its profile).
 # Exit status: 1 when a path disagrees or a run fails (both runs are attempted either way).
-# On a short-lived GPU machine, through benchmarks/device/run.sh (the embedded model's package comes
-# from pack.sh's parts):
+# On a short-lived GPU machine, through benchmarks/device/run.sh (the embedded model's package
+# comes from pack.sh's parts):
 #
 #   bash benchmarks/device/run.sh 540 benchmarks/speed/results -- bash benchmarks/speed/gpu_checks.sh h200
 #

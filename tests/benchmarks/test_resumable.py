@@ -1,5 +1,5 @@
-"""Evidence runs that outlast one invocation: the invocation journal refuses a resume that would mix
-two computations and sums a row's time over its invocations; a stopped eval is continued with
+"""Evidence runs that outlast one invocation: the invocation journal refuses a resume that would
+mix two computations and sums a row's time over its invocations; a stopped eval is continued with
 its finished samples reused, and only the finished log is left."""
 
 from __future__ import annotations

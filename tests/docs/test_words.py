@@ -22,24 +22,27 @@ from pathlib import Path
 
 from conftest import REPO, user_markdown
 
+WORK_SESSION = ("a work session", r"\bsessions?\b")
+BARE_SEEDS = (
+    "the project's seed material",
+    r"(?<!random )(?<!split )(?<!sampling )(?<!bootstrap )(?<!different )\bseeds\b",
+)
+PROSE_ISSUE_NUMBER = ("an issue number", r"\bissues? #\d+|(?<!\])\(#\d+\b|(?<![\w&/(\]])#\d+\b")
 WORKSHOP_WORDS: tuple[tuple[str, str], ...] = (
-    ("a work session", r"\bsessions?\b"),
+    WORK_SESSION,
     ("a sitting", r"\bsittings?\b"),
     ("a leased machine", r"\blease[sd]?\b|\bleasing\b"),
     ("a lent machine", r"\blent\b|\blends?\b"),
     ("the project's seed material", r"\bseed[- ](?:papers?|texts?|files?|material|folders?)\b"),
     ("the project's seed material", r"\bthe seed(?:'s)? (?:lost|gave|gives|says|as given)\b"),
-    (
-        "the project's seed material",
-        r"(?<!random )(?<!split )(?<!sampling )(?<!bootstrap )(?<!different )\bseeds\b",
-    ),
+    BARE_SEEDS,
     ("shared notes", r"\bshared[- ]notes\b"),
     ("a folder outside the repository", r"\.\./shared\b|\bshared/(?:data|seeds|specs|notes)\b"),
     (
         "data outside the repository",
         r"\bthe shared (?:data|files?|articles|records)\b|\bshared data\b",
     ),
-    ("an issue number", r"\bissues? #\d+|(?<!\])\(#\d+\b|(?<![\w&/(\]])#\d+\b"),
+    PROSE_ISSUE_NUMBER,
     ("a design note outside the repository", r"\bDESIGN(?:\.md)?\s*§"),
     (
         "'here' meaning the build machine",
@@ -50,14 +53,22 @@ WORKSHOP_WORDS: tuple[tuple[str, str], ...] = (
 )
 
 
-def workshop_words(text: str) -> list[tuple[int, str, str]]:
-    """(line number, phrase, what it is) for every workshop word in a Markdown text."""
+UPSTREAM_REFERENCE = re.compile(r"[\w.-]+/[\w.-]+\s+$")
+"""An upstream repository named before its own issue number (``ahans30/Binoculars issue #27``)."""
+
+
+def workshop_words(
+    text: str, words: tuple[tuple[str, str], ...] = WORKSHOP_WORDS
+) -> list[tuple[int, str, str]]:
+    """(line number, phrase, what it is) for every workshop word in a text (an upstream
+    repository's own issue number is a citation, not one)."""
     found = []
     for number, line in enumerate(text.splitlines(), start=1):
         matches = sorted(
             (m.start(), m.end(), m.group(0), what)
-            for what, pattern in WORKSHOP_WORDS
+            for what, pattern in words
             for m in re.finditer(pattern, line, re.I)
+            if not (what == "an issue number" and UPSTREAM_REFERENCE.search(line[: m.start()]))
         )
         end = -1
         for start, stop, phrase, what in matches:  # one report per phrase ("the seed papers")
@@ -67,12 +78,14 @@ def workshop_words(text: str) -> list[tuple[int, str, str]]:
     return found
 
 
-def workshop_words_in(paths: list[Path], root: Path = REPO) -> list[str]:
+def workshop_words_in(
+    paths: list[Path], root: Path = REPO, words: tuple[tuple[str, str], ...] = WORKSHOP_WORDS
+) -> list[str]:
     """``file:line: "phrase" (what it is)`` for every workshop word in the files."""
     return [
         f'{path.relative_to(root)}:{number}: "{phrase}" ({what})'
         for path in paths
-        for number, phrase, what in workshop_words(path.read_text(encoding="utf-8"))
+        for number, phrase, what in workshop_words(path.read_text(encoding="utf-8"), words)
     ]
 
 
@@ -120,36 +133,22 @@ def test_legitimate_seeds_and_heres_pass():
         "The reply is quoted here; the results are [recorded here](images/demo.md).\n"
         "Anchors are fine: [Stale](#stale), [a section](page.md#the-cost-of-the-cells).\n"
         "HTML entities are fine: &#8212; and a URL's fragment https://x.org/a#1.\n"
+        "An upstream citation is fine: the observer (ahans30/Binoculars issue #27).\n"
     )
     assert workshop_words(text) == []
 
 
 CODE_WORKSHOP_WORDS: tuple[tuple[str, str], ...] = tuple(
-    (what, pattern)
-    for what, pattern in WORKSHOP_WORDS
-    # in code, "session" is pytest's or HTTP's, "seeds" a random generator's, and "#1" a
-    # comment or a colour: those three are checked in the prose only
-    if what not in ("a work session", "an issue number") and not pattern.endswith(r"\bseeds\b")
+    # in code, "session" is pytest's or HTTP's, "seeds" a random generator's, and a bare "#1" a
+    # comment or a colour: those are checked in the prose only
+    word
+    for word in WORKSHOP_WORDS
+    if word not in (WORK_SESSION, BARE_SEEDS, PROSE_ISSUE_NUMBER)
 ) + (("an issue number", r"\bissues? #\d+|\(#\d+\)|\bsince #\d+"),)
 """The workshop words a code comment or docstring is checked for."""
 
-UPSTREAM_REFERENCE = re.compile(r"[\w.-]+/[\w.-]+\s+$")
-"""An upstream repository named before its own issue number (``ahans30/Binoculars issue #27``)."""
-
 CODE_FOLDERS = ("gem_tasks", "scorers", "benchmarks", "prompts", "scripts", "tests", ".ci")
 CODE_SUFFIXES = {".py", ".sh", ".jinja", ".toml", ".yaml", ".yml", ""}
-
-
-def code_workshop_words(text: str) -> list[tuple[int, str, str]]:
-    """(line number, phrase, what it is) for every workshop word in a source file's text."""
-    found = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        for what, pattern in CODE_WORKSHOP_WORDS:
-            for match in re.finditer(pattern, line, re.I):
-                if what == "an issue number" and UPSTREAM_REFERENCE.search(line[: match.start()]):
-                    continue
-                found.append((number, match.group(0), what))
-    return found
 
 
 def source_files(root: Path = REPO) -> list[Path]:
@@ -173,11 +172,7 @@ def source_files(root: Path = REPO) -> list[Path]:
 def test_the_code_uses_no_workshop_words():
     files = source_files()
     assert len(files) > 200
-    problems = [
-        f'{path.relative_to(REPO)}:{number}: "{phrase}" ({what})'
-        for path in files
-        for number, phrase, what in code_workshop_words(path.read_text(encoding="utf-8"))
-    ]
+    problems = workshop_words_in(files, words=CODE_WORKSHOP_WORDS)
     assert not problems, "comments about how the project was built, not about using it:\n" + (
         "\n".join(problems)
     )
@@ -192,9 +187,10 @@ def test_a_planted_workshop_word_in_code_is_caught():
         ("# 4-bit loading cannot run here", "run here"),
         ("# from the seed text (it lost every formula)", "seed text"),
     ):
-        assert [p.lower() for _, p, _ in code_workshop_words(text)] == [phrase.lower()], text
+        found = workshop_words(text, CODE_WORKSHOP_WORDS)
+        assert [p.lower() for _, p, _ in found] == [phrase.lower()], text
     legitimate = (
         "# the observer (ahans30/Binoculars issue #27)\n"
         "color: #222; scope='session'; seeds = (0, 1); row #1\n"
     )
-    assert code_workshop_words(legitimate) == []
+    assert workshop_words(legitimate, CODE_WORKSHOP_WORDS) == []
