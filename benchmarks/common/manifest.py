@@ -9,10 +9,6 @@ cache's folder, thread counts), the data files read (path, bytes, SHA-256), the 
 times, and the SHA-256 of every file in the folder. The suite
 (``tests/benchmarks/test_manifests.py``) fails when a committed results file is not in its
 folder's manifest or no longer has the hash the script wrote: a number edited by hand is caught.
-
-Results that predate manifests carry one written by ``python -m benchmarks.common.backfill``,
-marked ``backfilled`` with what is known (the commit that added the files, the script) and what is
-not (the command line, the machine unless the result recorded it).
 """
 
 from __future__ import annotations

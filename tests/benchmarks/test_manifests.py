@@ -1,6 +1,6 @@
 """Every committed benchmark result says where it came from, and no number in it was edited by
-hand: each results folder holds a manifest written by the script (or, for results that predate
-manifests, by the backfill, marked as such), and every committed file has the hash it recorded."""
+hand: each results folder holds a manifest written by the script that produced it, and every
+committed file has the hash it recorded."""
 
 from __future__ import annotations
 
@@ -100,37 +100,29 @@ def ignored_by_git(path: Path) -> bool:
     return check.returncode == 0
 
 
-def test_every_manifest_is_a_runs_record_or_an_honest_backfill():
+def test_every_manifest_is_a_runs_record():
     for manifest_path in committed_manifests():
         manifest = json.loads(manifest_path.read_text())
         where = manifest_path.relative_to(REPO)
-        if "backfilled" in manifest:
-            backfilled = manifest["backfilled"]
-            assert backfilled["reason"].strip(), where
-            assert "benchmarks.common.backfill" in backfilled["written_by"], where
-            assert (REPO / manifest["script"]).exists(), f"{where}: {manifest['script']}"
-            assert set(manifest["written_in"]) == set(manifest["files"]), where
-            for commit in manifest["written_in"].values():
-                assert len(commit["commit"]) == 40, where
-        else:
-            assert RUN_KEYS <= set(manifest), f"{where}: missing {RUN_KEYS - set(manifest)}"
-            assert manifest["command"].startswith(("python -m benchmarks.", "python -m docs.")), (
-                where
-            )
-            assert len(manifest["commit"]) == 40, where
-            assert manifest["started"] <= manifest["ended"], where
-            for item in manifest["data"]:
-                assert item["sha256"], f"{where}: {item['path']} was not found when it ran"
-            # a committed file the run found and did not write needs an earlier run that did
-            # (files git keeps out, a resumed run's logs from its earlier invocations among
-            # them, are not results the repository holds)
-            if not manifest.get("earlier_runs"):
-                found = [
-                    name
-                    for name in manifest.get("not_written_by_this_run", [])
-                    if not ignored_by_git(manifest_path.parent / name)
-                ]
-                assert not found, f"{where}: files no run of its script wrote: {found}"
+        # a run of its script, never a reconstruction: an earlier backfill lives on only as
+        # history, under earlier_runs
+        assert "backfilled" not in manifest, f"{where}: rerun its script"
+        assert RUN_KEYS <= set(manifest), f"{where}: missing {RUN_KEYS - set(manifest)}"
+        assert manifest["command"].startswith(("python -m benchmarks.", "python -m docs.")), where
+        assert len(manifest["commit"]) == 40, where
+        assert manifest["started"] <= manifest["ended"], where
+        for item in manifest["data"]:
+            assert item["sha256"], f"{where}: {item['path']} was not found when it ran"
+        # a committed file the run found and did not write needs an earlier run that did
+        # (files git keeps out, a resumed run's logs from its earlier invocations among
+        # them, are not results the repository holds)
+        if not manifest.get("earlier_runs"):
+            found = [
+                name
+                for name in manifest.get("not_written_by_this_run", [])
+                if not ignored_by_git(manifest_path.parent / name)
+            ]
+            assert not found, f"{where}: files no run of its script wrote: {found}"
         # a file the manifest lists but the repository lacks must be one git keeps out (logs)
         for name in manifest["files"]:
             path = manifest_path.parent / name
@@ -268,19 +260,6 @@ def test_a_copy_without_git_records_the_commit_it_is_told_and_no_claim_on_change
         False,
     )
     assert record["declared_commit"] == "abc123"
-
-
-def test_a_backfill_never_replaces_a_manifest_and_needs_the_history(tmp_path: Path):
-    backfill = load_benchmark("common.backfill")
-    folder = tmp_path / "results"
-    folder.mkdir()
-    (folder / "manifest.json").write_text("{}")
-    with pytest.raises(FileExistsError):
-        backfill.backfill(folder, script="s.py", history="nowhere", reason="r")
-    (folder / "manifest.json").unlink()
-    (folder / "table.md").write_text("never committed\n")
-    with pytest.raises(ValueError, match="no commit wrote it"):
-        backfill.backfill(folder, script="s.py", history="nowhere", reason="r")
 
 
 def test_the_files_a_runs_options_name_are_found_for_its_manifest(tmp_path: Path):
