@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import importlib
+import os
 from pathlib import Path
 
 from scorers import list_metrics
@@ -166,9 +167,26 @@ def cli_reference_markdown(parser: argparse.ArgumentParser) -> str:
         "",
     ]
     for command, sub in subcommands(parser, "gem-tasks"):
-        sub.formatter_class = lambda prog: argparse.HelpFormatter(prog, width=100)
-        lines += [f"## `{command}`", "", "```text", sub.format_help().rstrip(), "```", ""]
+        lines += [f"## `{command}`", "", "```text", help_text(sub), "```", ""]
     return "\n".join(lines)
+
+
+REFERENCE_COLUMNS = 102
+"""The terminal width the reference is printed at (argparse wraps at two columns less)."""
+
+
+def help_text(parser: argparse.ArgumentParser) -> str:
+    """What ``--help`` prints for ``parser`` in a terminal of :data:`REFERENCE_COLUMNS`
+    columns: its own formatter, as a user sees it."""
+    before = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = str(REFERENCE_COLUMNS)
+    try:
+        return parser.format_help().rstrip()
+    finally:
+        if before is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = before
 
 
 def write_reference(docs: Path, parser: argparse.ArgumentParser) -> list[Path]:

@@ -3,6 +3,8 @@ everything the core raises on purpose; each also derives from the builtin it ref
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -12,8 +14,10 @@ __all__ = [
     "EvaluationLMError",
     "GemTasksError",
     "MetricError",
+    "SettingError",
     "UnknownMetricError",
     "Unscored",
+    "did_you_mean",
 ]
 
 
@@ -21,11 +25,24 @@ class GemTasksError(Exception):
     """Root of every error gem-tasks raises on purpose."""
 
 
+class SettingError(GemTasksError, ValueError):
+    """A setting of a run is wrong (the evaluation LM, a path, a URL, a metric's name or option,
+    a role): found when the run is set up, before any sample is generated. Its message is one
+    line that names the setting and what to do; a harness shows it without a traceback."""
+
+
+def did_you_mean(name: str, choices: Iterable[str]) -> str:
+    """``" (did you mean 'x'?)"`` for the choice closest to ``name``, or ``""`` when none is
+    close: the suffix of an error about an unknown name."""
+    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 class EvaluationLMError(GemTasksError, RuntimeError):
     """The evaluation LM could not answer (server unreachable, bad model name, prompt too long)."""
 
 
-class MetricError(GemTasksError, ValueError):
+class MetricError(SettingError):
     """A metric was asked for with options it does not have, or cannot run with the resources
     given."""
 

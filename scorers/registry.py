@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from scorers.errors import MetricError, UnknownMetricError, Unscored
+from scorers.errors import MetricError, UnknownMetricError, Unscored, did_you_mean
 from scorers.types import Result
 
 if TYPE_CHECKING:
@@ -57,9 +57,13 @@ NEEDS = frozenset(
         "paper_text",  # the paper's full text (or its ASSW)
         "paper_content",  # the paper's full text, else its abstract (what a review is read against)
         "references",  # human reference reviews
+        "decision",  # the venue's accept/reject decision of the paper
     }
 )
 """What a family may declare it needs."""
+
+ALL_NAMES_HINT = "`gem-tasks metrics` lists every registered name"
+"""Where an error about a metric's name sends the reader."""
 
 EMPTY_CANDIDATE = {
     "zero": "scored 0 (it reveals nothing), flagged empty_candidate",
@@ -177,6 +181,12 @@ class Metric(ABC):
         generator in :class:`~scorers.resources.Resources` (:meth:`Resources.bind_model`)."""
         return ()
 
+    def check_settings(self) -> None:
+        """Check what this metric's options name that exists outside it (a model, a file)
+        before any work, raising :class:`~scorers.errors.SettingError` with one line; nothing by
+        default. A family whose options name a model or a file says so here."""
+        return None
+
     @property
     def needs_negatives(self) -> bool:
         """Whether this metric scores against negative references (reviews of other papers):
@@ -275,7 +285,8 @@ def metric_spec(name: str) -> MetricSpec:
     key = _ALIASES.get(name, name)
     if key not in _REGISTRY:
         raise UnknownMetricError(
-            f"unknown metric {name!r}; registered: {', '.join(sorted(_REGISTRY))}"
+            f"unknown metric {name!r}{did_you_mean(name, [*_REGISTRY, *_ALIASES])}; "
+            f"{ALL_NAMES_HINT}"
         )
     return _REGISTRY[key]
 
@@ -288,18 +299,19 @@ def get_metric(name: str, **options: Any) -> Metric:
 
 def resolve_metric_names(names: str | Sequence[str]) -> list[str]:
     """Registered metric names from ``"a,b"`` or a list (aliases resolved, order kept); an
-    unknown name, or none at all, is a ``ValueError`` listing the registered ones."""
+    unknown name (with the nearest registered one), or none at all, is an
+    :class:`~scorers.errors.UnknownMetricError`."""
     wanted = [n.strip() for n in (names.split(",") if isinstance(names, str) else names)]
     wanted = [n for n in wanted if n]
-    known = ", ".join(sorted(spec.name for spec in list_metrics()))
     out = []
     for name in wanted:
         try:
             out.append(metric_spec(name).name)
-        except KeyError:
-            raise ValueError(f"unknown scorer {name!r}; choose from {known}") from None
+        except UnknownMetricError as exc:
+            message = str(exc).replace("unknown metric", "unknown scorer", 1)
+            raise UnknownMetricError(message) from None
     if not out:
-        raise ValueError(f"no scorer given; choose from {known}")
+        raise UnknownMetricError(f"no scorer given; {ALL_NAMES_HINT}")
     return out
 
 

@@ -48,6 +48,7 @@ if [ "$fast" = "1" ]; then
     echo "--fast: $env does not hold this checkout's package; run 'bash scripts/test.sh' once (it builds the environment), then --fast" >&2
     exit 1
   fi
+  args=(-m "not slow" ${args[@]+"${args[@]}"})
 else
   base=""
   for candidate in python3.11 python3 python; do
@@ -133,14 +134,16 @@ fi
 if [ "$status" -eq 0 ] && [ "$fast" = "0" ]; then
   # the newest transformers pyproject.toml admits, which vLLM's CPU build (it caps transformers
   # lower) keeps out of the environment above: the model backends' tests again in a virtual
-  # environment layered over it (a .pth file puts the test environment's packages after its
-  # own), every deprecation our own calls trigger an error
+  # environment layered over it (a .pth file adds the test environment's site-packages after
+  # its own, as a site directory, so that the editable install's own .pth is read too), every
+  # deprecation our own calls trigger an error
   spec=$(python -c "import re, tomllib; deps = tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']; print(next(d for d in deps if re.match(r'transformers\b', d)))")
   layer="$env-transformers"
   rm -rf "$layer"
   python -m venv "$layer"
   purelib="import sysconfig; print(sysconfig.get_paths()['purelib'])"
-  python -c "$purelib" >"$("$layer/bin/python" -c "$purelib")/gem-tasks-test-env.pth"
+  python -c "import sysconfig; print(f\"import site; site.addsitedir({sysconfig.get_paths()['purelib']!r})\")" \
+    >"$("$layer/bin/python" -c "$purelib")/gem-tasks-test-env.pth"
   "$layer/bin/python" -m pip install --quiet --disable-pip-version-check --no-warn-conflicts \
     --upgrade "$spec"
   echo "newest transformers admitted ($spec): $("$layer/bin/python" -c 'import transformers; print(transformers.__version__)')"

@@ -74,6 +74,26 @@ def _lm_eval_path(args: argparse.Namespace) -> int:
     return 0
 
 
+def _metrics(args: argparse.Namespace) -> int:
+    from scorers.registry import list_metrics
+
+    rows = [
+        (
+            spec.name,
+            spec.family,
+            "higher" if spec.higher_is_better else "lower",
+            spec.headline_name,
+            ", ".join(spec.aliases) or "-",
+        )
+        for spec in list_metrics()
+    ]
+    header = ("name", "family", "better", "headline", "aliases")
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+    for row in [header, *rows]:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+    return 0
+
+
 def _docs_reference(args: argparse.Namespace) -> int:
     from gem_tasks.docs_reference import write_reference
 
@@ -126,6 +146,12 @@ def build_parser() -> argparse.ArgumentParser:
     ranking.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples")
     ranking.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     ranking.set_defaults(run=_autopre_ranking)
+    metrics = commands.add_parser(
+        "metrics",
+        help="every registered metric (the names -T scorers=... takes): family, whether higher "
+        "is better, the headline number, aliases",
+    )
+    metrics.set_defaults(run=_metrics)
     docs = commands.add_parser(
         "docs-reference",
         help="write the documentation's generated pages (the metric table from the registry, "

@@ -216,12 +216,16 @@ def add_data_commands(subparsers: Any) -> None:
     fetch = commands.add_parser(
         "fetch",
         help="download a public dataset the evidence uses and convert it for the tasks",
-        description="Download each named dataset from where it is published (a repository "
-        "pinned to a commit; every file's sha256 checked where its bytes are known), convert "
-        "it to the files the tasks and experiments read, check those against the pinned "
-        "outputs, and write its LICENSE and SOURCE.md (source, licence, attribution) beside "
-        "them, in OUT/<dataset folder>. A stopped fetch resumes; a dataset already fetched "
-        "intact is left as it is.",
+        # written out as it prints: the epilog's dataset list keeps its lines
+        description=textwrap.fill(
+            "Download each named dataset from where it is published (a repository pinned to a "
+            "commit; every file's sha256 checked where its bytes are known), convert it to the "
+            "files the tasks and experiments read, check those against the pinned outputs, and "
+            "write its LICENSE and SOURCE.md (source, licence, attribution) beside them, in "
+            "OUT/<dataset folder>. A stopped fetch resumes; a dataset already fetched intact is "
+            "left as it is.",
+            width=88,
+        ),
         epilog=_fetch_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -39,7 +39,8 @@ from scorers.data.paper_docs import (
 )
 from scorers.data.paper_docs import paper_document as build_document
 from scorers.data.records import dataset_identity, load_records
-from scorers.registry import get_metric, metric_spec, resolve_metric_names
+from scorers.plan import ScoringPlan
+from scorers.registry import metric_spec, resolve_metric_names
 from scorers.resources import Resources
 from scorers.types import Result
 
@@ -99,16 +100,20 @@ class HarnessOptions:
                     )
         return cls(**{k: v for k, v in metadata.items() if k in ours})
 
+    def plan(self) -> ScoringPlan:
+        """The run's scoring plan: the core metrics asked for, each built with the options it
+        has, and the evaluation LM."""
+        return ScoringPlan.build(
+            self.scorers,
+            evaluation_lm=self.scorer_lm,
+            evaluation_lm_options=self.scorer_lm_args,
+            scorer_options=self.scorer_options,
+            task_options={"dataset_summaries": self.dataset_summaries},
+        )
+
     def metrics(self) -> dict[str, Any]:
         """The core metrics asked for, each built with the options it has."""
-        made = {}
-        for name in resolve_metric_names(self.scorers):
-            spec = metric_spec(name)
-            options = {"dataset_summaries": self.dataset_summaries}
-            options = {k: v for k, v in options.items() if k in spec.defaults}
-            options.update(self.scorer_options.get(name) or {})
-            made[name] = get_metric(name, **options)
-        return made
+        return dict(self.plan().metrics)
 
 
 def load_docs(**metadata: Any) -> Any:
@@ -119,6 +124,9 @@ def load_docs(**metadata: Any) -> Any:
     from gem_tasks.tasks.samples import DEMO_DATASET
 
     options = HarnessOptions.from_metadata(metadata)
+    # a bad scorer name, option, evaluation LM or server stops the run before lm_eval asks the
+    # model under test for anything
+    options.plan().check()
     source = options.dataset or DEMO_DATASET
     records = load_records(source)
     refuse_unservable(

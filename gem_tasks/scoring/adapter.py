@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from inspect_ai.model import get_model
+from inspect_ai.model import get_model, model_roles
 from inspect_ai.scorer import (
     Metric as InspectMetric,
 )
@@ -35,9 +35,10 @@ from inspect_ai.solver import TaskState
 
 from gem_tasks.scoring.items import item_from_state
 from gem_tasks.scoring.metrics import at_token_limit, ci90_lower, ci90_upper
-from gem_tasks.scoring.roles import model_generator, role_generators
+from gem_tasks.scoring.roles import model_generator, named_model, role_generators
 from scorers.errors import EvaluationLMError
 from scorers.metrics.autopre.panel import register_qualification_reader
+from scorers.plan import ScoringPlan
 from scorers.registry import Metric, MetricSpec, get_metric, list_metrics, metric_spec
 from scorers.registry import resolve_metric_names as parse_scorer_names
 from scorers.resources import Resources
@@ -240,21 +241,26 @@ def make_scorers(
 ) -> list[Scorer]:
     """The scorers a task asked for; each gets the task options it has (e.g.
     ``dataset_summaries`` goes to the families that use dataset summaries) and its own entry of
-    ``scorer_options`` (an entry for a metric that was not asked for is an error)."""
+    ``scorer_options`` (an entry for a metric that was not asked for is an error).
+
+    The run's settings are checked first (:meth:`scorers.plan.ScoringPlan.check`, with the model
+    roles bound in this eval): a bad scorer name, option, evaluation LM or server stops the task
+    as it is created, before any sample is generated."""
     factories = factories or SCORERS
-    wanted = parse_scorer_names(names)
-    per_metric = {metric_spec(k).name: dict(v or {}) for k, v in (scorer_options or {}).items()}
-    stray = sorted(set(per_metric) - set(wanted))
-    if stray:
-        raise ValueError(f"scorer_options for {stray}, which are not among the scorers {wanted}")
-    made = []
-    for name in wanted:
-        spec = metric_spec(name)
-        options = {k: v for k, v in task_options.items() if k in spec.defaults}
-        options.update(per_metric.get(name, {}))
-        made.append(
-            factories[name](
-                scorer_lm=scorer_lm, scorer_lm_args=scorer_lm_args, cache_dir=cache_dir, **options
-            )
+    plan = ScoringPlan.build(
+        names,
+        evaluation_lm=scorer_lm,
+        evaluation_lm_options=scorer_lm_args,
+        scorer_options=scorer_options,
+        task_options=task_options,
+    )
+    plan.check(bound_roles=model_roles())
+    for built in plan.metrics.values():
+        for model_name in built.models():  # an Inspect model a metric names: resolvable now
+            named_model(model_name, what=f"{built.name}'s model")
+    return [
+        factories[name](
+            scorer_lm=scorer_lm, scorer_lm_args=scorer_lm_args, cache_dir=cache_dir, **options
         )
-    return made
+        for name, options in plan.options.items()
+    ]

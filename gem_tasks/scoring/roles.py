@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from inspect_ai._util.error import PrerequisiteError
 from inspect_ai.model import (
     ChatMessage,
     ChatMessageAssistant,
@@ -17,12 +18,31 @@ from inspect_ai.model import (
     model_roles,
 )
 
+from scorers.errors import SettingError
 from scorers.lm.base import ChatMessage as PlainMessage
 from scorers.lm.base import GenerationSettings, Reply
 from scorers.lm.cache import ScoreCache
 from scorers.lm.generation import CachedGenerator, TextGenerator
 
-__all__ = ["ask_model", "model_generator", "role_generators", "to_inspect_messages"]
+__all__ = [
+    "ask_model",
+    "model_generator",
+    "named_model",
+    "role_generators",
+    "to_inspect_messages",
+]
+
+
+def named_model(name: str, *, what: str) -> Model:
+    """The Inspect model a setting names (a judge, a panel member), resolved now: a name Inspect
+    does not recognise is a :class:`~scorers.errors.SettingError` naming ``what`` (Inspect's
+    own prerequisite errors, a missing API key among them, pass unchanged)."""
+    try:
+        return get_model(name)
+    except PrerequisiteError:
+        raise
+    except ValueError as exc:
+        raise SettingError(f"{what} {name!r}: {exc}") from None
 
 
 def to_inspect_messages(messages: Sequence[PlainMessage]) -> list[ChatMessage]:

@@ -125,7 +125,8 @@ def refuse_unservable(
     its ``scorer_options``) needs, naming the metric: an abstract (GEM-S, GSPPM, the Auto-PRE
     panel; an empty abstract or a placeholder such as "Not available" is none), the paper's
     text or abstract (summary coverage, question score, LMExaminer), the text or a stored ASSW
-    (GEM-S (ASSW)). Papers that lack it in a dataset where others have it are scored as usual:
+    (GEM-S (ASSW)), the venue's decision (the decision metrics). Papers that lack it in a dataset
+    where others have it are scored as usual:
     the metric leaves them unscored with the reason.
 
     Raises:
@@ -141,9 +142,16 @@ def refuse_unservable(
     with_text_or_assw = sum(
         bool((r.paper_text or "").strip() or (r.assw or "").strip()) for r in records
     )
+    with_decision = sum(r.decision is not None for r in records)
     problems = []
     for name in resolve_metric_names(scorers):
         needs = get_metric(name, **options.get(name, {})).needs
+        if "decision" in needs and not with_decision:
+            problems.append(
+                f"{name} scores a verdict against the venue's accept/reject decision, and none "
+                f"of the {n} papers has one (join a decisions file: gem-tasks data convert "
+                "--decisions)"
+            )
         if "abstract" in needs and not with_abstract:
             problems.append(
                 f"{name} needs the papers' abstracts, and none of the {n} papers has one (an empty "

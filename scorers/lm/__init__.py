@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from scorers.errors import SettingError, did_you_mean
 from scorers.lm.base import (
     ChatMessage,
     EvaluationLM,
@@ -41,15 +42,17 @@ model loaders read; kept here so that parsing a spec imports no model code)."""
 
 
 def parse_spec(spec: str) -> tuple[str, str]:
-    """Split a backend spec into (kind, model); raise ``ValueError`` naming the valid forms."""
-    spec = spec.strip()
+    """Split a backend spec into (kind, model); an unknown form is a
+    :class:`~scorers.errors.SettingError` naming the valid ones (and the nearest)."""
+    spec = str(spec).strip()
     if spec in EMBEDDED_SPECS:
         return "embedded", "smollm2"
     kind, _, model = spec.partition("/")
     if kind in ("hf", "vllm") and model:
         return kind, model
-    raise ValueError(
-        f"unknown evaluation-LM spec {spec!r}: use 'embedded', 'hf/<hub-id-or-path>' or "
+    hint = did_you_mean(spec if not model else kind, (*EMBEDDED_SPECS, "hf", "vllm"))
+    raise SettingError(
+        f"unknown evaluation-LM spec {spec!r}{hint}: use 'embedded', 'hf/<hub-id-or-path>' or "
         "'vllm/<hub-id-or-path>'"
     )
 

@@ -107,6 +107,12 @@ def load_pretrained(
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    from scorers.lm.locate import locate_model
+
+    # where the weights come from, or which of four reasons they cannot (a missing folder, an
+    # offline Hub, a name the Hub lacks, a Hub that does not answer), before transformers' own
+    # retries and messages
+    locate_model(str(name_or_path), revision=load_args.get("revision"), what="model")
     with quiet_transformers():
         tokenizer = AutoTokenizer.from_pretrained(str(name_or_path), **load_args)
         model = AutoModelForCausalLM.from_pretrained(

@@ -42,6 +42,9 @@ __all__ = ["EvaluationLMError", "VLLMEngineLM", "VLLMServerLM", "engine_identity
 def _load_tokenizer(model: str, revision: str | None = None) -> Any:
     from transformers import AutoTokenizer
 
+    from scorers.lm.locate import locate_model
+
+    locate_model(model, revision=revision)
     return AutoTokenizer.from_pretrained(model, **({"revision": revision} if revision else {}))
 
 

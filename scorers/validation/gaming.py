@@ -309,7 +309,12 @@ def universal_review(texts: Sequence[str], *, level: Level, size: int = 8) -> st
                 continue
             scored[unit] = sum(document_frequency[w] for w in words) / len(words) / len(reviews)
     if not scored:
-        raise ValueError("universal_review: no judgment is common enough across the reviews")
+        raise ValueError(
+            f"universal_review: no judgment of the {len(reviews)} reviews has all its content "
+            f"words in at least {floor} of them, so no paper-independent review can be built: it "
+            "needs the reviews of more papers (the project's red-team runs use 100; the 10 demo "
+            "papers are too few)"
+        )
     ranked = sorted(scored, key=lambda u: (-scored[u], u))
     chosen: list[str] = []
 

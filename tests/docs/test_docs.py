@@ -102,11 +102,40 @@ def test_the_site_builds_strictly(tmp_path: Path):
     assert "results/iclr2020/report/" in gaming
 
 
+def named_parameters(function) -> list[str]:
+    """A task's parameters by name (not the variadic keyword through which it refuses names it
+    does not have)."""
+    return [
+        p.name
+        for p in inspect.signature(function).parameters.values()
+        if p.kind is not inspect.Parameter.VAR_KEYWORD
+    ]
+
+
+def test_the_cli_reference_is_what_every_help_prints():
+    """Each block of docs/cli.md is what ``gem-tasks ... --help`` prints in a terminal of the
+    reference's width (the command itself, run as a user runs it)."""
+    from gem_tasks.docs_reference import REFERENCE_COLUMNS
+
+    page = (REPO / "docs" / "cli.md").read_text()
+    blocks = re.findall(r"^## `(gem-tasks[^`]*)`\n\n```text\n(.*?)\n```$", page, re.M | re.S)
+    assert len(blocks) >= 14
+    program = Path(sys.executable).parent / "gem-tasks"
+    environment = {**os.environ, "COLUMNS": str(REFERENCE_COLUMNS)}
+    for command, block in blocks:
+        words = command.split()[1:]
+        run = subprocess.run(
+            [str(program), *words, "--help"], capture_output=True, text=True, env=environment
+        )
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.rstrip() == block, f"docs/cli.md's `{command}` is not its --help"
+
+
 @pytest.mark.parametrize("task", TASKS)
 def test_every_task_parameter_is_documented_with_its_eval_card_version(task: str):
     function = getattr(importlib.import_module(f"gem_tasks.tasks.{task}"), task)
     readme = (REPO / "gem_tasks" / "tasks" / task / "README.md").read_text()
-    missing = [p for p in inspect.signature(function).parameters if f"`{p}`" not in readme]
+    missing = [p for p in named_parameters(function) if f"`{p}`" not in readme]
     assert not missing, f"{task}: parameters not in its README: {missing}"
     version = yaml.safe_load((REPO / "gem_tasks" / "tasks" / task / "eval.yaml").read_text())
     assert f"[`eval.yaml`](eval.yaml), version {version['version']} " in readme
@@ -169,7 +198,7 @@ def option_names(tokens: list[str]) -> list[str]:
 
 def task_parameters(task: str) -> set[str]:
     module = importlib.import_module(f"gem_tasks.tasks.{task}")
-    return set(inspect.signature(getattr(module, task)).parameters)
+    return set(named_parameters(getattr(module, task)))
 
 
 def check_inspect(tokens: list[str]) -> None:

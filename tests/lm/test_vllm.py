@@ -350,7 +350,7 @@ def test_several_urls_are_used_round_robin(server, embedded_folder):
 
 
 @pytest.mark.slow
-def test_inspect_eval_scores_through_a_vllm_server(server, tmp_path, embedded_lm):
+def test_inspect_eval_scores_through_a_vllm_server(server, tmp_path, embedded_lm, monkeypatch):
     import json
     import math
 
@@ -358,6 +358,8 @@ def test_inspect_eval_scores_through_a_vllm_server(server, tmp_path, embedded_lm
 
     from conftest import inspect_eval, only_log
     from gem_tasks.tasks.iclr import iclr
+    from gem_tasks.tasks.settings import TaskSettingError
+    from scorers.lm import preflight
 
     args = {
         "base_url": server,
@@ -400,8 +402,13 @@ def test_inspect_eval_scores_through_a_vllm_server(server, tmp_path, embedded_lm
     dead = {**args, "base_url": f"http://127.0.0.1:{free_port()}", "max_retries": 0}
     failed = tmp_path / "dead"
     failed.mkdir()
-    # in this process (the command line is the run above); a fresh cache: with the first run's
+    # a server that does not answer stops the task as it is created
+    with pytest.raises(TaskSettingError, match=f"no server answers at {dead['base_url']}/v1"):
+        iclr(candidate="human", scorers="gem", scorer_lm="vllm/embedded", scorer_lm_args=dead)
+    # one that goes away once the run has started fails the run naming it and the sample: in
+    # this process (the command line is the run above); a fresh cache: with the first run's
     # cache every answer would be a hit, no server needed
+    monkeypatch.setattr(preflight, "check_server", lambda *args, **kwargs: None)
     [log] = run_eval(
         iclr(
             candidate="human",

@@ -18,13 +18,15 @@ from inspect_ai.scorer import SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import Generate, TaskState, solver
 
 from gem_tasks.analysis.autopre import qualification_from_log
-from gem_tasks.scoring.roles import model_generator
+from gem_tasks.scoring.roles import model_generator, named_model
 from gem_tasks.tasks import eval_card
 from gem_tasks.tasks.samples import DEMO_DATASET
+from gem_tasks.tasks.settings import checked_settings
 from scorers.data.paper_docs import DATASET
 from scorers.data.records import dataset_identity, load_records
 from scorers.lm.embedding import DEFAULT_EMBEDDER, load_embedder
 from scorers.lm.generation import LocalGenerator
+from scorers.lm.preflight import check_evaluation_lm
 from scorers.lm.threads import run_blocking
 from scorers.metrics.autopre.core import Qualification
 from scorers.metrics.autopre.exams import (
@@ -137,6 +139,7 @@ def autopre_exam_scorer(
 
 
 @task
+@checked_settings
 def autopre_exam(
     dataset: str | None = None,
     judges: str | list[str] = DEFAULT_JUDGES,
@@ -173,6 +176,11 @@ def autopre_exam(
         cache_dir: folder of the on-disk cache (every judge reply is cached there).
     """
     specs = parse_judge_specs(judges)
+    if any(model == EVALUATION_LM for _, model, _ in specs):
+        check_evaluation_lm(scorer_lm, scorer_lm_args)
+    for _, model, _ in specs:
+        if model != EVALUATION_LM:
+            named_model(model, what="judge")  # a name that does not resolve stops the task now
     if local_answers not in ("generate", "forced"):
         raise ValueError(f"local_answers must be generate or forced, got {local_answers!r}")
     if confidence not in ("auto", "verbal", "prob"):

@@ -23,6 +23,7 @@ from gem_tasks.tasks.samples import (
     stored_answer,
     task_records,
 )
+from gem_tasks.tasks.settings import checked_settings
 from scorers.data.paper_docs import paper_document
 from scorers.data.records import RecordError
 
@@ -119,6 +120,7 @@ def leave_one_out_dataset(
 
 
 @task
+@checked_settings
 def correlation(
     dataset: str | None = None,
     grade_field: str = "grade",

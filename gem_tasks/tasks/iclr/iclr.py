@@ -18,6 +18,7 @@ from gem_tasks.tasks.samples import (
     scored_dataset,
     stored_answer,
 )
+from gem_tasks.tasks.settings import checked_settings
 from scorers.data.paper_docs import BASELINE, VERDICT_REPLY
 from scorers.metrics.decision import RULES, verdict_question
 from scorers.registry import metric_spec
@@ -63,6 +64,7 @@ def _decision_metrics(scorers: str | list[str]) -> list[str]:
 
 
 @task
+@checked_settings
 def iclr(
     dataset: str | None = None,
     references: int = 2,

@@ -39,6 +39,7 @@ from gem_tasks.tasks.samples import (
     stored_answer,
     task_records,
 )
+from gem_tasks.tasks.settings import checked_settings
 from scorers.data.records import PaperRecord, RecordError
 from scorers.data.sources.summaries import load_judgment_records
 from scorers.domains import domain as get_domain
@@ -176,6 +177,7 @@ def judgment_task(
 
 
 @task
+@checked_settings
 def judgments(
     dataset: str,
     candidate: str = "human",

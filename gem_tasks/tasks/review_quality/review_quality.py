@@ -18,6 +18,7 @@ from gem_tasks.tasks.samples import (
     scored_dataset,
     stored_answer,
 )
+from gem_tasks.tasks.settings import checked_settings
 
 __all__ = ["DEFAULT_SCORERS", "review_quality"]
 
@@ -34,6 +35,7 @@ ALL_EXPERTS = 1_000_000
 
 
 @task
+@checked_settings
 def review_quality(
     dataset: str | None = None,
     seed: int = 0,

@@ -41,6 +41,7 @@ from gem_tasks.tasks.samples import (
     scored_dataset,
     task_records,
 )
+from gem_tasks.tasks.settings import checked_settings
 from scorers.domains import DOMAINS
 from scorers.lm.base import hit_limit
 from scorers.types import AT_TOKEN_LIMIT
@@ -295,6 +296,7 @@ def perturb_review(perturbation: str) -> Solver:
 
 
 @task
+@checked_settings
 def robustness(
     perturbation: str = "random_replacement",
     dataset: str | None = None,

@@ -12,11 +12,13 @@ from inspect_ai import Task, task
 
 from gem_tasks.tasks.judgments.judgments import judgment_task
 from gem_tasks.tasks.samples import SPACE_DEMO
+from gem_tasks.tasks.settings import checked_settings
 
 __all__ = ["space"]
 
 
 @task
+@checked_settings
 def space(
     dataset: str | None = None,
     candidate: str = "human",

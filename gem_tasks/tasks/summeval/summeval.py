@@ -11,11 +11,13 @@ from inspect_ai import Task, task
 
 from gem_tasks.tasks.judgments.judgments import judgment_task
 from gem_tasks.tasks.samples import SUMMEVAL_DEMO
+from gem_tasks.tasks.settings import checked_settings
 
 __all__ = ["summeval"]
 
 
 @task
+@checked_settings
 def summeval(
     dataset: str | None = None,
     candidate: str = "model",

@@ -136,6 +136,22 @@ class BinocularsMetric(Metric):
                 raise MetricError(f"{name} must be a model spec, got {o[name]!r}")
         self.calibrated = is_calibrated(o["observer"], o["performer"], threshold, o["ppl_model"])
 
+    def check_settings(self) -> None:
+        """The observer and performer models can be found (the embedded model, a local folder,
+        or a Hub id that the local cache or the Hub has)."""
+        from scorers.lm.embedded import EMBEDDED_SPECS, EmbeddedModelMissing, embedded_gguf_path
+        from scorers.lm.locate import locate_model
+
+        for role in ("observer", "performer"):
+            name = self.options[role].strip().removeprefix("hf/")
+            if name in EMBEDDED_SPECS:
+                try:
+                    embedded_gguf_path()
+                except EmbeddedModelMissing as exc:
+                    raise MetricError(f"{self.name} {role}: {exc}") from None
+            else:
+                locate_model(name, what=f"{self.name}'s {role} model")
+
     async def compute(self, item: Item, resources: Resources) -> Result:
         o = self.options
         pair = await run_blocking(

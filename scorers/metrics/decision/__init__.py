@@ -67,7 +67,8 @@ for _name, _kind, _display, _up, _headline, _corpus, _description in (
         display_name=_display,
         family="decision",
         higher_is_better=_up,
-        needs=frozenset({"references"}),
+        # the rating error reads the other reviewers' ratings, the rest the venue's decision
+        needs=frozenset({"references"} if _kind == "rating_error" else {"references", "decision"}),
         version=DECISION_VERSION,
         empty_candidate="unscored",
         description=_description,

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from scorers.lm.embedding import DEFAULT_EMBEDDER
 from scorers.lm.threads import run_blocking
 from scorers.per_reference import PerReferenceMetric
 from scorers.resources import Resources
@@ -51,6 +52,14 @@ class BertScoreSignature(Signature):
 
 class BertScore(PerReferenceMetric):
     value_key = "f1"
+
+    def check_settings(self) -> None:
+        """The embedding model can be found (the packaged default, a local folder, or a Hub id
+        that the local cache or the Hub has)."""
+        from scorers.lm.locate import locate_model
+
+        if self.options["model"] != DEFAULT_EMBEDDER:
+            locate_model(str(self.options["model"]), what=f"{self.name}'s embedding model")
 
     async def signature(self, item: Item, resources: Resources) -> BertScoreSignature:
         embedder = await run_blocking(resources.embedder, self.options["model"])
