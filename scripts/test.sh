@@ -39,7 +39,7 @@ case "$env" in /*) ;; *) env="$root/$env" ;; esac
 lock="$root/requirements/test.lock"
 if [ "$newest" = "1" ]; then
   env="$env-newest"
-  lock="$env.lock"
+  lock="$env/resolved.lock"  # written once the environment exists
 fi
 
 if [ "$fast" = "1" ]; then

@@ -100,10 +100,11 @@ def quiet_transformers() -> Iterator[None]:
 
 
 def load_pretrained(
-    name_or_path: str | Path, *, dtype: str, device: str, **load_args: Any
+    name_or_path: str | Path, *, dtype: str, device: str, what: str = "model", **load_args: Any
 ) -> tuple[Any, Any]:
     """(model, tokenizer) of a transformers causal LM in eval mode on ``device`` at ``dtype``
-    (``load_args``: ``revision``, ``gguf_file``), loaded quietly."""
+    (``load_args``: ``revision``, ``gguf_file``), loaded quietly; ``what`` names the model in
+    the :class:`~scorers.errors.SettingError` of weights that cannot be found."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -112,7 +113,7 @@ def load_pretrained(
     # where the weights come from, or which of four reasons they cannot (a missing folder, an
     # offline Hub, a name the Hub lacks, a Hub that does not answer), before transformers' own
     # retries and messages
-    locate_model(str(name_or_path), revision=load_args.get("revision"), what="model")
+    locate_model(str(name_or_path), revision=load_args.get("revision"), what=what)
     with quiet_transformers():
         tokenizer = AutoTokenizer.from_pretrained(str(name_or_path), **load_args)
         model = AutoModelForCausalLM.from_pretrained(

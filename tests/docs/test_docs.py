@@ -224,6 +224,8 @@ def check_inspect(tokens: list[str]) -> None:
             if token == "-S":
                 name = tokens[i + 1].split("=", 1)[0].strip("'\"")
                 assert name in allowed, f"scorer {scorer} has no option {name}"
+    elif tokens[1] == "eval-retry":
+        assert len(tokens) == 3, f"eval-retry takes the log to resume: {tokens}"
     elif tokens[1] != "view":
         raise AssertionError(f"unchecked inspect command: {tokens[1]}")
 
@@ -322,7 +324,10 @@ def check_command(command: str) -> None:
     elif head == "pip":
         check_pip(tokens)
     elif head == "bash":
-        assert (REPO / tokens[1]).exists() and tokens[2:] in ([], ["--fast"]), command
+        script = REPO / tokens[1]
+        assert script.exists(), command
+        for option in tokens[2:]:  # each an option the script's own case statement handles
+            assert option.startswith("--") and f"    {option})" in script.read_text(), command
     elif head in ("lm_eval", "vllm"):
         pass  # checked against the installed tools' --help in the slow test below
     else:

@@ -92,5 +92,8 @@ def test_malformed_dataset_fails_with_file_and_record(tmp_path):
         ["--model", "none", "-T", f"dataset={bad}", "-T", "candidate=human"], tmp_path
     )
     assert run.returncode != 0
-    assert "broken.jsonl:2" in run.stderr + run.stdout
-    assert "missing required field(s) ['abstract']" in run.stderr + run.stdout
+    # one message (Inspect wraps it at the terminal's width), no traceback
+    said = (run.stderr + run.stdout).replace("\n", "")
+    assert "broken.jsonl:2" in said
+    assert "missing required field(s) ['abstract']" in said
+    assert "Traceback" not in said

@@ -348,7 +348,9 @@ def load_causal_lm(
 def _load(name: str, dtype: str, device: str) -> LoadedCausalLM:
     path, identity = locate(name)
     try:
-        model, tokenizer = load_pretrained(path, dtype=dtype, device=device)
+        model, tokenizer = load_pretrained(
+            path, dtype=dtype, device=device, what="the Binoculars model"
+        )
     except OSError as exc:
         raise EvaluationLMError(
             f"could not load the Binoculars model {name!r}: give 'embedded', a local "

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from scorers import Item, Paper, Resources, get_metric
-from scorers.errors import EvaluationLMError, MetricError
+from scorers.errors import MetricError, SettingError
 from scorers.metrics.binoculars import BinocularsMetric, ai_rate, family
 from scorers.metrics.binoculars.detector import (
     ACCURACY_THRESHOLD,
@@ -233,7 +233,11 @@ def test_the_loader_reads_folders_once_and_checks_the_tokenizers(tmp_path, token
 
 @pytest.mark.slow
 def test_a_hub_id_that_cannot_be_fetched_is_a_clear_error():
-    with pytest.raises(EvaluationLMError, match="could not load the Binoculars model"):
+    with pytest.raises(
+        SettingError,
+        match="the Binoculars model: 'gem-tasks-test/no-such-model-anywhere' is not in the local "
+        "Hugging Face cache and the Hub is offline",
+    ):
         load_causal_lm("gem-tasks-test/no-such-model-anywhere")
 
 
