@@ -58,6 +58,7 @@ NEEDS = frozenset(
         "paper_content",  # the paper's full text, else its abstract (what a review is read against)
         "references",  # human reference reviews
         "decision",  # the venue's accept/reject decision of the paper
+        "rating_scale",  # ratings on a known scale (a record's rating_scale, or its venue's)
     }
 )
 """What a family may declare it needs."""
@@ -110,6 +111,10 @@ class MetricSpec:
     the scored samples' result metadata (:meth:`~scorers.types.Result.metadata`, one dict per
     sample) -> one float (a Wilson interval's end, the share of reviews a detector flags). One
     name means one function in every family."""
+    proportion: bool = False
+    """Whether each item's value is a 0/1 indicator, so that the headline mean is a proportion
+    (decision accuracy, FPR, FNR): its interval is then the Wilson interval
+    (:func:`scorers.validation.statistics.proportion_interval`), inside [0, 1], not Student's."""
     domains: frozenset[str] = frozenset({"peer_review"})
     """The judgment domains the metric applies to (:mod:`scorers.domains`): peer review by
     default; a metric whose prompts and reading exist in another domain's wording lists it. A
@@ -129,6 +134,10 @@ class MetricSpec:
             raise MetricError(
                 f"metric {self.name!r}: {self.headline.name!r} is its headline and a further "
                 "corpus number"
+            )
+        if self.proportion and self.headline is not None:
+            raise MetricError(
+                f"metric {self.name!r}: a proportion's headline is the mean of its indicators"
             )
         if self.empty_candidate not in EMPTY_CANDIDATE:
             raise MetricError(

@@ -4,9 +4,10 @@ Every number that reads a rating (the decision rules and verdicts, rating errors
 question the model under test answers) takes the scale from the data: a record's
 ``rating_scale`` field when it names one (the OpenReview builder writes ``iclr``: it maps every
 form onto ICLR 2024's scale), else its venue (ICLR 2020's {1,3,6,8}, ICLR 2021-2025's
-{1,3,5,6,8,10}, ICLR 2026's {0,2,4,6,8,10}), else ICLR's 1-10 scale, the one the builder maps
-onto. The scale's accept threshold is its lowest rating on the accept side: 6 on all of them
-("marginally above the acceptance threshold", ICLR 2020's "weak accept").
+{1,3,5,6,8,10}, ICLR 2026's {0,2,4,6,8,10}); the ratings of another venue that declares no
+scale have none, and reading one is an error saying how to give it. The scale's accept
+threshold is its lowest rating on the accept side: 6 on all of them ("marginally above the
+acceptance threshold", ICLR 2020's "weak accept").
 """
 
 from __future__ import annotations
@@ -14,7 +15,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_SCALE", "SCALES", "VenueScale", "scale_named", "venue_scale"]
+__all__ = [
+    "DEFAULT_SCALE",
+    "HOW_TO_GIVE",
+    "SCALES",
+    "UNKNOWN",
+    "VenueScale",
+    "scale_named",
+    "venue_scale_name",
+]
 
 
 @dataclass(frozen=True)
@@ -106,26 +115,42 @@ DEFAULT_SCALE = SCALES["iclr"]
 _ICLR_YEAR = re.compile(r"\bICLR\b\D*(\d{4})", re.IGNORECASE)
 
 
+UNKNOWN = ""
+"""The scale name of ratings whose scale is not known (no ``rating_scale``, a venue whose scale
+is not one of :data:`SCALES`): reading such a rating is an error, never ICLR's scale by
+default."""
+
+HOW_TO_GIVE = (
+    f"give each record a 'rating_scale' field (one of {', '.join(sorted(SCALES))}), or ask "
+    "for the scale to be added"
+)
+"""What an error about an unknown scale tells the reader to do."""
+
+
 def scale_named(name: str) -> VenueScale:
-    """The scale of that name; ``ValueError`` listing the names otherwise."""
+    """The scale of that name; ``ValueError`` naming the scales otherwise (and saying how to
+    give one, for ratings of no known scale)."""
+    if name == UNKNOWN:
+        raise ValueError(f"the ratings' scale is not known: {HOW_TO_GIVE}")
     try:
         return SCALES[name]
     except KeyError:
         raise ValueError(f"unknown rating scale {name!r}; known: {sorted(SCALES)}") from None
 
 
-def venue_scale(venue: str | None, declared: str | None = None) -> VenueScale:
-    """The scale of a record's ratings: the one it declares, else its venue's (ICLR by year),
-    else :data:`DEFAULT_SCALE` (ICLR's, which the builder maps every form onto)."""
+def venue_scale_name(venue: str | None, declared: str | None = None) -> str:
+    """The scale of a record's ratings: the one it declares, else its venue's (ICLR by year: 2020,
+    2018-2019, 2026, the others ICLR 2021-2025's), else :data:`UNKNOWN`."""
     if declared:
-        return scale_named(declared)
+        return scale_named(declared).name
     found = _ICLR_YEAR.search(venue or "")
     if found:
         year = int(found.group(1))
         if year == 2020:
-            return SCALES["iclr2020"]
+            return "iclr2020"
         if year in (2018, 2019):
-            return SCALES["iclr2018"]
+            return "iclr2018"
         if year == 2026:
-            return SCALES["iclr2026"]
-    return DEFAULT_SCALE
+            return "iclr2026"
+        return DEFAULT_SCALE.name
+    return UNKNOWN

@@ -14,16 +14,27 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import prompts
 
-__all__ = ["INFORMATIONAL", "Signature", "comparable", "package_version", "prompt_hashes"]
+__all__ = [
+    "INFORMATIONAL",
+    "OMIT_WHEN_EMPTY",
+    "Signature",
+    "comparable",
+    "package_version",
+    "prompt_hashes",
+]
 
 INFORMATIONAL = ("id", "package_version")
 """Signature fields that are recorded but do not decide comparability."""
+
+OMIT_WHEN_EMPTY = "omit_when_empty"
+"""Metadata of a signature field that is left out of the signature while it is empty
+(``field(default="", metadata={OMIT_WHEN_EMPTY: True})``)."""
 
 
 def package_version() -> str:
@@ -56,9 +67,19 @@ class Signature:
     """The family's comparability version."""
     package_version: str = field(default_factory=package_version)
 
+    def _fields(self) -> dict[str, Any]:
+        """Every field, less those marked ``omit_when_empty`` that are empty: a field that
+        applies to some of a family's scores only (so adding it splits no other score's
+        group)."""
+        out = asdict(self)
+        for f in fields(self):
+            if f.metadata.get(OMIT_WHEN_EMPTY) and not out[f.name]:
+                del out[f.name]
+        return out
+
     def key(self) -> dict[str, Any]:
         """The fields that decide comparability."""
-        return comparable(asdict(self))
+        return comparable(self._fields())
 
     @property
     def id(self) -> str:
@@ -68,4 +89,4 @@ class Signature:
 
     def as_dict(self) -> dict[str, Any]:
         """Every field, plus ``id`` (what is logged)."""
-        return {**asdict(self), "id": self.id}
+        return {**self._fields(), "id": self.id}

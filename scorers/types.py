@@ -145,6 +145,11 @@ class Item:
     held_out: Review | None = None
     """The paper's held-out human review (the human-baseline answer), when the harness has one;
     families that compare the candidate with it (``autopre_panel``) read it here."""
+    other_ratings: tuple[float | None, ...] | None = None
+    """The ratings of every review of the paper but the held-out one (None for one without a
+    rating), whatever the number of references: the committee of "the other reviewers" that the
+    decision rules and the rating error average. None where the harness does not list them (the
+    references' ratings stand in)."""
     verdict_reply: str | None = None
     """The model under test's answer to the verdict follow-up (a rating and accept/reject,
     asked after its review; :mod:`scorers.metrics.decision`), when it was asked."""

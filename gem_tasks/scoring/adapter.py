@@ -108,12 +108,16 @@ def item_mean_metric(key: str) -> InspectMetric:
 
 def scorer_metrics(spec: MetricSpec) -> list[InspectMetric]:
     """The Inspect metrics reported for ``spec``, its headline first under its own name: the
-    mean with its standard error and 90% interval for a per-item mean, else the corpus
+    mean with its standard error and 90% interval for a per-item mean (Wilson's for a
+    proportion), else the corpus
     statistic with its bootstrap 95% interval (``<name>_ci95_lower``/``_upper``) and, where the
     family names it, the per-item mean as a diagnostic; then the count of samples resting on a
     generation cut at its token limit and the family's further corpus numbers."""
     extra = [corpus_metric(k, f) for k, f in spec.corpus.items()]
     headline = spec.headline
+    if headline is None and spec.proportion:  # a rate: Wilson's interval, inside [0, 1]
+        interval = [ci90_lower(proportion=True), ci90_upper(proportion=True)]
+        return [mean(), stderr(), *interval, at_token_limit(), *extra]
     if headline is None:
         return [*METRICS, *extra]
     out = [

@@ -1,4 +1,5 @@
-"""Inspect metrics: 90% confidence bounds of the mean (the GEM paper's plots use 90% intervals),
+"""Inspect metrics: 90% confidence bounds of the mean (the GEM paper's plots use 90% intervals;
+Wilson's for a proportion),
 paired before/after statistics of the robustness task, and correlation with human grades."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from scorers.errors import UnknownMetricError
 from scorers.registry import metric_spec
 from scorers.types import AT_TOKEN_LIMIT
 from scorers.validation import statistics
-from scorers.validation.statistics import mean_confidence_interval
+from scorers.validation.statistics import mean_confidence_interval, proportion_interval
 
 __all__ = [
     "at_token_limit",
@@ -39,22 +40,30 @@ def _values(scores: list[SampleScore]) -> list[float]:
     return [float(s.score.as_float()) for s in scores]
 
 
+def _interval(scores: list[SampleScore], proportion: bool) -> tuple[float, float]:
+    values = _values(scores)
+    if proportion:
+        return proportion_interval(values, level=0.90)
+    return mean_confidence_interval(values, level=0.90)
+
+
 @metric
-def ci90_lower() -> Metric:
-    """Lower end of the Student-t 90% confidence interval of the mean score."""
+def ci90_lower(proportion: bool = False) -> Metric:
+    """Lower end of the 90% confidence interval of the mean score: Student's t, or for a
+    proportion (0/1 values) Wilson's, which stays inside [0, 1]."""
 
     def compute(scores: list[SampleScore]) -> float:
-        return mean_confidence_interval(_values(scores), level=0.90)[0]
+        return _interval(scores, proportion)[0]
 
     return compute
 
 
 @metric
-def ci90_upper() -> Metric:
-    """Upper end of the Student-t 90% confidence interval of the mean score."""
+def ci90_upper(proportion: bool = False) -> Metric:
+    """Upper end of the 90% confidence interval of the mean score (see :func:`ci90_lower`)."""
 
     def compute(scores: list[SampleScore]) -> float:
-        return mean_confidence_interval(_values(scores), level=0.90)[1]
+        return _interval(scores, proportion)[1]
 
     return compute
 

@@ -16,12 +16,14 @@ from typing import Any
 from scorers.data.negatives import DEFAULT_NEGATIVES, draw_negatives, entity_of
 from scorers.data.records import PaperRecord, RecordError, ReviewRecord, split_reviews
 from scorers.registry import get_metric, metric_spec, resolve_metric_names
+from scorers.scales import HOW_TO_GIVE, UNKNOWN
 from scorers.types import CANDIDATE_IS_JUDGMENTS, Item, Paper, Review, abstract_problem
 
 __all__ = [
     "BASELINE",
     "DATASET",
     "CANDIDATE_MODE",
+    "OTHER_REVIEWERS",
     "VERDICT_REPLY",
     "CHARS_PER_TOKEN",
     "item_from_document",
@@ -44,6 +46,10 @@ candidate equal to the held-out review may use its stored summary)."""
 
 VERDICT_REPLY = "verdict_reply"
 """Document key: the model's answer to the verdict follow-up (after its review)."""
+
+OTHER_REVIEWERS = "other_reviewers"
+"""Document key: every review of the paper but the held-out one, as ``{"id", "rating"}``: the
+committee the decision rules and the rating error average."""
 
 BASELINE = "baseline"
 """Document key: the baseline rule that states the sample's verdict (no reviewer)."""
@@ -143,9 +149,20 @@ def refuse_unservable(
         bool((r.paper_text or "").strip() or (r.assw or "").strip()) for r in records
     )
     with_decision = sum(r.decision is not None for r in records)
+    venues = sorted({repr(r.venue or "") for r in records if r.rating_scale == UNKNOWN})
+    unscaled = (
+        f"{len(venues)} venues ({', '.join(venues[:3])}, ...)"
+        if len(venues) > 3
+        else (f"venue {', '.join(venues)}" if venues else "")
+    )
     problems = []
     for name in resolve_metric_names(scorers):
         needs = get_metric(name, **options.get(name, {})).needs
+        if "rating_scale" in needs and unscaled:
+            problems.append(
+                f"{name} reads ratings on the venue's scale, and the scale of {unscaled} is not "
+                f"known: {HOW_TO_GIVE}"
+            )
         if "decision" in needs and not with_decision:
             problems.append(
                 f"{name} scores a verdict against the venue's accept/reject decision, and none "
@@ -215,6 +232,9 @@ def paper_document(
         "held_out": _review_dict(split.held_out) if split.held_out is not None else None,
         "ground_truth": paper.ground_truth,
         "references": [_review_dict(r) for r in split.references],
+        # every review but the held-out one: the committee the decision rules and the rating
+        # error average, however many of them are references
+        OTHER_REVIEWERS: [{"id": r.id, "rating": r.rating} for r in split.others],
         "negatives": list(negatives or []),
         "split_seed": seed,
         "domain": paper.domain,
@@ -234,6 +254,14 @@ def paper_document(
         ),
         **({DATASET: dict(dataset)} if dataset is not None else {}),
     }
+
+
+def _other_ratings(rows: Any) -> tuple[float | None, ...] | None:
+    """The ratings of a document's other reviewers (None for an unrated one); None for a
+    document written before it listed them."""
+    if rows is None:
+        return None
+    return tuple(None if r.get("rating") is None else float(r["rating"]) for r in rows)
 
 
 def _official_ratings(ratings: Any) -> tuple[float, ...] | None:
@@ -264,10 +292,11 @@ def item_from_document(
             assw=document.get("assw"),
             accept=(document.get("decision") or {}).get("accept"),
             official_ratings=_official_ratings(document.get("official_ratings")),
-            rating_scale=document.get("rating_scale") or "iclr",
+            rating_scale=document.get("rating_scale", "iclr"),
         ),
         candidate=candidate,
         references=reviews_from_metadata(document.get("references")),
+        other_ratings=_other_ratings(document.get(OTHER_REVIEWERS)),
         negatives=reviews_from_metadata(document.get("negatives")),
         flags=frozenset({CANDIDATE_IS_JUDGMENTS} if mode == "judgments" else ()),
         held_out=reviews_from_metadata([held_out])[0] if held_out.get("text") else None,

@@ -107,7 +107,8 @@ class PaperRecord:
     """Every official reviewer's rating of the paper as the venue's decision data lists them (a
     paper-level list, e.g. where the reviews are stored without their ratings), when given."""
     rating_scale: str = "iclr"
-    """The scale the ratings are on (:mod:`scorers.scales`): the record's ``rating_scale`` when
+    """The scale the ratings are on (:mod:`scorers.scales`; ``""``: not known): the record's
+    ``rating_scale`` when
     it names one (the OpenReview builder writes ``iclr``, the scale it maps every form onto),
     else its venue's (ICLR 2020: ``iclr2020``, ICLR 2026: ``iclr2026``, ...)."""
 
@@ -119,6 +120,9 @@ class ReviewSplit:
 
     held_out: ReviewRecord | None
     references: tuple[ReviewRecord, ...]
+    others: tuple[ReviewRecord, ...] = ()
+    """Every review of the paper but the held-out one, whatever the number of references: the
+    committee of "the other reviewers" (the decision rules and the rating error)."""
 
 
 _REQUIRED_PAPER = ("id", "title", "abstract", "reviews")
@@ -211,13 +215,13 @@ def parse_record(raw: Any, *, where: str) -> PaperRecord:
 
 
 def _rating_scale(raw: dict[str, Any], *, where: str) -> str:
-    from scorers.scales import venue_scale
+    from scorers.scales import venue_scale_name
 
     declared = raw.get("rating_scale")
     if declared is not None and not isinstance(declared, str):
         raise RecordError(f"{where}: field 'rating_scale' must be a scale name")
     try:
-        return venue_scale(str(raw.get("venue") or ""), declared).name
+        return venue_scale_name(str(raw.get("venue") or ""), declared)
     except ValueError as exc:
         raise RecordError(f"{where}: field 'rating_scale': {exc}") from None
 
@@ -435,14 +439,22 @@ def split_reviews(
     shuffled = list(order)
     random.Random(int.from_bytes(digest[:8], "big")).shuffle(shuffled)
     if not hold_out:
-        return ReviewSplit(held_out=None, references=tuple(shuffled[:references]))
+        return ReviewSplit(
+            held_out=None, references=tuple(shuffled[:references]), others=tuple(shuffled)
+        )
     if held_out is not None:
         chosen = [r for r in shuffled if r.id == held_out]
         if not chosen:
             raise RecordError(f"paper {paper.id!r} has no review {held_out!r} to hold out")
         others = [r for r in shuffled if r.id != held_out]
-        return ReviewSplit(held_out=chosen[0], references=tuple(others[:references]))
-    return ReviewSplit(held_out=shuffled[0], references=tuple(shuffled[1 : 1 + references]))
+        return ReviewSplit(
+            held_out=chosen[0], references=tuple(others[:references]), others=tuple(others)
+        )
+    return ReviewSplit(
+        held_out=shuffled[0],
+        references=tuple(shuffled[1 : 1 + references]),
+        others=tuple(shuffled[1:]),
+    )
 
 
 def dataset_identity(records: Sequence[PaperRecord], *, name: str) -> dict[str, Any]:

@@ -14,6 +14,7 @@ holds derived data only, so its damage costs recomputation, never a run (see
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
 import os
@@ -129,7 +130,11 @@ class ScoreCache:
         self._lock = threading.Lock()
         self._reported: set[str] = set()
         self._disabled = False
+        self.checked = False
+        """Whether opening ran sqlite's whole-file check (the file was not as a clean close
+        left it: :meth:`_left_as_closed`)."""
         self._connection: sqlite3.Connection | None = self._open()
+        atexit.register(self.close)
 
     # -- opening ------------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
@@ -140,13 +145,15 @@ class ScoreCache:
     def _prepare(self, connection: sqlite3.Connection) -> sqlite3.Connection:
         """Check the file and create or migrate its tables; sqlite3.DatabaseError if the file
         cannot be used."""
+        connection.execute("PRAGMA schema_version").fetchone()  # a header that is not sqlite's
+        self.checked = not self._left_as_closed()
+        if self.checked:  # whole-file check: costs a read of the file (0.6 s a GB)
+            check = connection.execute("PRAGMA quick_check(1)").fetchone()
+            if check != ("ok",):
+                found = "; ".join(str(check[0]).splitlines()) if check else "no answer"
+                raise sqlite3.DatabaseError(f"quick_check: {found}")
         connection.execute("PRAGMA journal_mode=WAL")
-        check = connection.execute("PRAGMA quick_check(1)").fetchone()
-        if check != ("ok",):
-            found = "; ".join(str(check[0]).splitlines()) if check else "no answer"
-            raise sqlite3.DatabaseError(f"quick_check: {found}")
         connection.executescript(_SCHEMA)
-        connection.execute("SELECT count(*) FROM logprobs").fetchone()
         columns = {row[1] for row in connection.execute("PRAGMA table_info(generations)")}
         if "hit_limit" not in columns:  # a cache written before replies kept the flag
             connection.execute("ALTER TABLE generations ADD COLUMN hit_limit INTEGER")
@@ -189,6 +196,43 @@ class ScoreCache:
             _close_quietly(connection)
             return self._give_up(f"cannot be used ({error})")
 
+    @property
+    def _stamp_path(self) -> Path:
+        return Path(f"{self.path}.closed")
+
+    def _state(self) -> str | None:
+        """The file as it is on disk (device, inode, size, modification time), None if absent."""
+        try:
+            stat = self.path.stat()
+        except OSError:
+            return None
+        return f"{stat.st_dev} {stat.st_ino} {stat.st_size} {stat.st_mtime_ns}"
+
+    def _left_as_closed(self) -> bool:
+        """Whether the file is exactly as this class left it when it last closed it without
+        having met damage (its stamp, written at that close, matches; no write-ahead log is
+        pending). Anything else (a crash, another writer still at work, bytes changed under it,
+        an earlier run that met damage) earns the whole-file check at open. Damage that changes
+        no file attribute is still never fatal: the entries it touches read as misses."""
+        try:
+            stamp = self._stamp_path.read_text(encoding="utf-8").strip()
+        except OSError:
+            return False
+        wal = Path(f"{self.path}-wal")
+        pending = wal.exists() and wal.stat().st_size > 0
+        return not pending and stamp == self._state()
+
+    def _write_stamp(self) -> None:
+        state = self._state()
+        if state is None:
+            return
+        staging = self._stamp_path.with_name(f"{self._stamp_path.name}.{os.getpid()}")
+        try:
+            staging.write_text(state, encoding="utf-8")
+            os.replace(staging, self._stamp_path)
+        except OSError:
+            staging.unlink(missing_ok=True)
+
     def _identity(self) -> tuple[int, int] | None:
         try:
             stat = self.path.stat()
@@ -208,13 +252,20 @@ class ScoreCache:
     def _give_up(self, why: str) -> None:
         """No caching in this file for the rest of the process (warned once)."""
         self._disabled = True
+        self._stamp_path.unlink(missing_ok=True)
         self._report("disabled", f"cache {self.path} {why}; the run goes on without caching in it")
         return None
 
     def close(self) -> None:
+        """Close the file (once); a file this process met no damage in is stamped as closed, so
+        that the next open skips the whole-file check."""
         with self._lock:
-            if self._connection is not None:
-                self._connection.close()
+            if self._connection is None:
+                return
+            connection, self._connection = self._connection, None
+            connection.close()
+            if not self._disabled and not self._reported & {"damaged", "disabled"}:
+                self._write_stamp()
 
     # -- reading and writing (the lock held) ---------------------------------------------------
     def _report(self, problem: str, message: str) -> None:
@@ -251,6 +302,7 @@ class ScoreCache:
         self._damaged(what)
 
     def _damaged(self, what: str) -> None:
+        self._stamp_path.unlink(missing_ok=True)  # the next open checks the whole file
         self._report(
             "damaged",
             f"cache {self.path} holds damaged entries ({what}); they are read as misses, "

@@ -54,6 +54,23 @@ def mean_confidence_interval(values: Sequence[float], level: float = 0.90) -> tu
     return (centre - half, centre + half)
 
 
+def proportion_interval(values: Sequence[float], level: float = 0.90) -> tuple[float, float]:
+    """Wilson score interval at ``level`` of the share of 1s among 0/1 ``values`` (NaNs left
+    out): always inside [0, 1], and not degenerate at 0 or n successes (where a Student-t
+    interval collapses to a point or leaves the range). NaNs when no value is left; a value other
+    than 0 or 1 is a ``ValueError``."""
+    array = finite(values)
+    if array.size == 0:
+        return (math.nan, math.nan)
+    if not np.isin(array, (0.0, 1.0)).all():
+        raise ValueError("a proportion's interval needs 0/1 values")
+    successes = int(array.sum())
+    ci = stats.binomtest(successes, int(array.size)).proportion_ci(
+        confidence_level=level, method="wilson"
+    )
+    return (float(ci.low), float(ci.high))
+
+
 def _paired(before: Sequence[float], after: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
     """Pairs where both values are finite (an unscored side drops its pair)."""
     a = np.asarray(before, dtype=float)

@@ -789,3 +789,33 @@ def test_corpus_statistics_are_ranked_bounded_and_paired_as_themselves(tmp_path)
 
     page = leaderboard_html(board)
     assert "Corpus statistic auc" in page and "per-item mean (diagnostic)" in page
+
+
+def test_a_rate_is_ranked_with_wilsons_interval_inside_zero_and_one(tmp_path):
+    """Always reject: FNR 1 on every accepted paper, FPR 0 on every rejected one. Student's t
+    gives the points [1, 1] and [0, 0]; Wilson's 90% interval is inside [0, 1] and not a point."""
+    from scorers.validation.statistics import proportion_interval
+
+    root = tmp_path / "logs"
+    root.mkdir()
+    accepted = {f"a{i}": 1.0 for i in range(6)}
+    rejected = {f"r{i}": 0.0 for i in range(9)}
+    write_log(root / "fnr.eval", "openai/reject-all", accepted, scorer="decision_fnr",
+              sig=signature(metric="decision_fnr", family="decision"))  # fmt: skip
+    write_log(root / "fpr.eval", "openai/reject-all", rejected, scorer="decision_fpr",
+              sig=signature(metric="decision_fpr", family="decision"))  # fmt: skip
+    mixed = {**{f"a{i}": 1.0 for i in range(3)}, **{f"r{i}": 0.0 for i in range(7)}}
+    write_log(root / "acc.eval", "openai/reject-all", mixed, scorer="decision_accuracy",
+              sig=signature(metric="decision_accuracy", family="decision"))  # fmt: skip
+    table = compare_logs([root], progress=False).table.set_index("metric")
+    z = 1.6448536269514722
+    fnr, fpr, acc = (table.loc[m] for m in ("decision_fnr", "decision_fpr", "decision_accuracy"))
+    assert fnr["value"] == 1.0 and fnr["ci90_upper"] == pytest.approx(1.0)
+    assert fnr["ci90_lower"] == pytest.approx(6 / (6 + z * z))  # Wilson at n of n
+    assert fpr["value"] == 0.0 and fpr["ci90_lower"] == pytest.approx(0.0, abs=1e-12)
+    assert fpr["ci90_upper"] == pytest.approx(z * z / (9 + z * z))
+    assert (acc["ci90_lower"], acc["ci90_upper"]) == pytest.approx(
+        proportion_interval([1.0] * 3 + [0.0] * 7)
+    )
+    for row in (fnr, fpr, acc):
+        assert 0.0 <= row["ci90_lower"] <= row["value"] <= row["ci90_upper"] <= 1.0

@@ -1453,3 +1453,17 @@ def test_gpu_checks_script_runs_both_checks_and_reports_a_failure(tmp_path: Path
     assert failed.returncode == 1
     assert "GPU tests: exit 1; speed run: exit 1" in failed.stdout
     assert "no_such_model" in failed.stderr and "none" in failed.stderr
+
+
+def test_cache_open_benchmark_times_both_opens_and_writes_its_manifest(tmp_path: Path):
+    bench = load_benchmark("speed.cache_open")
+    out = tmp_path / "out"
+    assert bench.main(["--gigabytes", "0.002", "--rounds", "2", "--out", str(out)]) == 0
+    result = json.loads((out / "cache_open.json").read_text())
+    assert result["rows"] == int(0.002e9 / (bench.ROW_BYTES + 100))
+    assert set(result["median_seconds"]) == {"whole_file_check", "stamped"}
+    assert all(len(v) == 2 for v in result["seconds"].values())
+    assert result["stamped_over_checked"] == pytest.approx(
+        result["median_seconds"]["stamped"] / result["median_seconds"]["whole_file_check"]
+    )
+    assert "cache_open.json" in json.loads((out / "manifest.json").read_text())["files"]

@@ -1,5 +1,5 @@
 """Rating scales: every reader of a rating takes the data's scale (its range and its lowest
-accept-side rating): the record's declared scale, else its venue's, else ICLR's."""
+accept-side rating): the record's declared scale, else its venue's, else none (an error)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from scorers import Item, Paper, Resources, Review, get_metric
 from scorers.data.records import RecordError, parse_record
 from scorers.metrics.decision import parse_verdict, verdict_of, verdict_question
-from scorers.scales import DEFAULT_SCALE, SCALES, scale_named, venue_scale
+from scorers.scales import DEFAULT_SCALE, SCALES, UNKNOWN, scale_named, venue_scale_name
 from scorers.text.structured import parse_review
 
 
@@ -23,13 +23,39 @@ from scorers.text.structured import parse_review
         ("ICLR 2025 Conference", None, "iclr"),
         ("ICLR 2026", None, "iclr2026"),
         ("ICLR.cc/2019/Conference", None, "iclr2018"),
-        ("NeurIPS 2023", None, "iclr"),  # the builder maps NeurIPS forms onto ICLR's
-        ("", None, "iclr"),
+        ("NeurIPS 2023", None, UNKNOWN),  # no scale known: an error where a rating is read
+        ("", None, UNKNOWN),
+        ("NeurIPS 2023", "iclr", "iclr"),  # the builder maps NeurIPS forms onto ICLR's, declared
         ("ICLR 2026", "iclr", "iclr"),  # built by the builder: mapped, declared
     ],
 )
 def test_the_scale_comes_from_the_declaration_then_the_venue(venue, declared, name):
-    assert venue_scale(venue, declared).name == name
+    assert venue_scale_name(venue, declared) == name
+
+
+def test_ratings_of_no_known_scale_are_refused_where_they_are_read(tmp_path):
+    """A venue whose scale is not known never gets ICLR's by default: reading its ratings is an
+    error naming the venue and how to give a scale, up front for a task."""
+    from scorers.data.paper_docs import refuse_unservable
+
+    record = parse_record(
+        {"id": "p", "venue": "A Workshop 2025", "title": "T", "abstract": "A.",
+         "reviews": [{"text": "r", "rating": 4}, {"text": "s", "rating": 2}]},
+        where="x",
+    )  # fmt: skip
+    assert record.rating_scale == UNKNOWN
+    with pytest.raises(ValueError, match="scale is not known: give each record a 'rating_scale'"):
+        scale_named(record.rating_scale)
+    with pytest.raises(RecordError, match="rating_error reads ratings on the venue's scale, and "
+                       "the scale of venue 'A Workshop 2025' is not known"):  # fmt: skip
+        refuse_unservable([record], "rating_error")
+    refuse_unservable([record], "bleu")  # a metric that reads no rating does not care
+    declared = parse_record(
+        {"id": "p", "venue": "A Workshop 2025", "rating_scale": "iclr2018", "title": "T",
+         "abstract": "A.", "reviews": [{"text": "r", "rating": 4}]},
+        where="x",
+    )  # fmt: skip
+    refuse_unservable([declared], "rating_error")
 
 
 def test_scales_by_hand():

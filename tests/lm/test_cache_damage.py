@@ -5,6 +5,7 @@ started afresh; a file that fails mid-run leaves the run going without caching i
 
 from __future__ import annotations
 
+import os
 import random
 import sqlite3
 import warnings
@@ -144,10 +145,44 @@ def test_truncated_or_wrong_shaped_values_are_misses_reported_once(tmp_path):
 
 
 def overwrite(path: Path, offset: int, size: int, seed: int = 0) -> None:
+    """Bytes changed under the file by a writer (its modification time moves on, as a writer's
+    does; within the file system's clock tick of the last close it would not show)."""
     rng = random.Random(seed)
+    before = path.stat().st_mtime_ns
     data = bytearray(path.read_bytes())
     data[offset : offset + size] = bytes(rng.randrange(256) for _ in range(size))
     path.write_bytes(bytes(data))
+    os.utime(path, ns=(before + 10**7, before + 10**7))
+
+
+def test_a_file_left_as_closed_is_opened_without_reading_all_of_it(tmp_path):
+    """The whole-file check runs only when the file is not as a clean close left it: a crash,
+    another writer, bytes changed under it, or damage an earlier run met."""
+    path = tmp_path / "c.sqlite"
+    first = ScoreCache(path)
+    assert first.checked  # a new file: no stamp yet
+    first.put_logprob("l0", LOGPROB)
+    first.close()
+    again = ScoreCache(path)
+    assert not again.checked and again.get_logprob("l0") == LOGPROB
+    writer = ScoreCache(path)  # a second process's connection, still writing
+    writer.put_logprob("l1", LOGPROB)
+    third = ScoreCache(path)
+    assert third.checked  # the writer's log is pending
+    for cache in (third, writer, again):
+        cache.close()
+    clean = ScoreCache(path)
+    assert not clean.checked and clean.get_logprob("l1") == LOGPROB
+    clean.close()
+    os.utime(path, ns=(1, 1))  # the file changed since
+    changed = ScoreCache(path)
+    assert changed.checked
+    changed.close()
+    damaged = ScoreCache(path)
+    damaged._damaged("a test")  # a run that met damage leaves no stamp
+    with recorded():
+        damaged.close()
+    assert ScoreCache(path).checked
 
 
 def assert_recovers(path: Path, n: int) -> None:

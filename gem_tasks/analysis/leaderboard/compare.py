@@ -35,6 +35,7 @@ from gem_tasks.analysis.leaderboard.logs import (
     headline_kind,
     headline_name,
     higher_is_better,
+    is_proportion,
     metric_name,
     metric_order,
     metric_spec_or_none,
@@ -55,6 +56,7 @@ from scorers.validation.statistics import (
     largest_difference_share,
     mean_confidence_interval,
     paired_comparison,
+    proportion_interval,
     signed_rank_test,
     spearman,
     standard_error,
@@ -162,7 +164,10 @@ def _summaries(papers: pd.DataFrame, scores: pd.DataFrame, level: float) -> pd.D
         statistic = _headline(metric)
         if statistic is None:
             value = mean
-            lower, upper = mean_confidence_interval(finite, level=level)
+            if is_proportion(metric):  # a rate: Wilson's interval, inside [0, 1]
+                lower, upper = proportion_interval(finite, level=level)
+            else:
+                lower, upper = mean_confidence_interval(finite, level=level)
         else:
             value, lower, upper = _corpus_summary(statistic, long[(metric, group, entry)], level)
         rows.append(

@@ -489,6 +489,13 @@ def headline_kind(metric: str) -> str:
     return spec.headline_kind if spec else PER_ITEM_MEAN
 
 
+def is_proportion(metric: str) -> bool:
+    """Whether the metric's per-paper values are 0/1 indicators (its mean a rate, its interval
+    Wilson's); an unregistered metric is not."""
+    spec = _spec(metric)
+    return bool(spec and spec.proportion)
+
+
 def higher_is_better(metric: str) -> bool:
     """The metric's direction from the registry (an unregistered metric: higher is better)."""
     spec = _spec(metric)

@@ -102,6 +102,11 @@ def table_kind_line(metric: str, pct: str) -> str:
     """One sentence saying which kind of number a metric's table ranks."""
     spec = metric_spec_or_none(metric)
     statistic = spec.headline if spec is not None else None
+    if statistic is None and spec is not None and spec.proportion:
+        return (
+            f"*Proportion*: ranked by the share of papers whose value is 1, with its Wilson "
+            f"{pct} interval (inside [0, 1]); pairs by paired t-test on the per-paper 0/1 values."
+        )
     if statistic is None:
         return (
             f"*Per-item mean*: ranked by the mean of the per-paper values, with its Student-t "
@@ -209,7 +214,8 @@ def leaderboard_markdown(board: Leaderboard) -> str:
     if False in kinds or not kinds:
         footer.append(
             f"Per-item means: mean over papers (an errored or unscored paper is left out and "
-            f"counted); SE and Student-t {pct} CI over papers; paired: A − B on the papers both "
+            f"counted); SE and Student-t {pct} CI over papers (Wilson's {pct} CI for a "
+            f"proportion: decision accuracy, FPR, FNR); paired: A − B on the papers both "
             f"scored, two-sided paired t-test."
         )
     if True in kinds:

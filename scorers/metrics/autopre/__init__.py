@@ -1,5 +1,5 @@
 """Auto-PRE (Chen et al., "Auto-PRE: An Automatic and Cost-Efficient Peer-Review Framework for
-Language Generation Evaluation", AAAI 2026; spec autopre_gppm.md Part A): candidate LLM judges
+Language Generation Evaluation", AAAI 2026, §Methodology): candidate LLM judges
 take three label-free exams (consistency, pertinence, self-confidence); those passing all three
 form a panel whose votes are weighted by (P_c + P_p + 1) / 3.
 
@@ -40,7 +40,7 @@ __all__ = [
     "parse_judges",
 ]
 
-_SOURCE = "Auto-PRE (Chen et al., AAAI 2026), §Methodology; spec autopre_gppm.md A.6, A.10"
+_SOURCE = "Auto-PRE (Chen et al., AAAI 2026), §Methodology (the weighted vote, the exams)"
 
 register_metric_class(
     AutoPrePanel,

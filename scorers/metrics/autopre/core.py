@@ -1,4 +1,4 @@
-"""Auto-PRE arithmetic (Chen et al., AAAI 2026, §Methodology; spec autopre_gppm.md A.2-A.6):
+"""Auto-PRE arithmetic (Chen et al., AAAI 2026, §Methodology):
 whole-answer parsers, the three exams as functions of judge answers, the strict mean threshold,
 selection (all three exams passed), the paper's weights and the weighted vote. Pure Python.
 
@@ -58,8 +58,8 @@ def parse_preference(reply: str) -> int | None:
     """The label a pairwise reply gives: the reply must *begin* with the answer (``one``,
     ``two``, ``tie``, ``1``, ``2``, optionally after quotes, markdown, "Answer:", "Output:" or
     "Review"), matched as a whole word; else None. "none", "someone" and "done" are not "one"
-    (the authors' substring parser reads them as "one": a bug, spec A.2); "Two. One could argue"
-    is two (the first answer word, spec D A4)."""
+    (the authors' substring parser reads them as "one": a bug in their code); "Two. One could argue"
+    is two (the first answer word: a documented choice)."""
     match = _LEAD.match(reply or "")
     return _WORDS[match.group(1).lower()] if match else None
 
@@ -75,7 +75,7 @@ _SCORE = re.compile(
 def parse_score(reply: str, low: int, high: int) -> float | None:
     """A pointwise reply's score: the reply must begin with the number (after quotes, markdown,
     "Score:" or "Rating:"; "4/5" and "4 out of 5" read 4 when the denominator is ``high``); a
-    number outside [``low``, ``high``] (the prompt's scale, spec D A9) or anything else is
+    number outside [``low``, ``high``] (the prompt's scale) or anything else is
     None."""
     match = _SCORE.match(reply or "")
     if not match:
@@ -208,8 +208,8 @@ def _mean_score(credits: list[float], unparsed: int) -> ExamScore:
 
 def mean_threshold(scores: Mapping[str, float | None]) -> tuple[float | None, set[str]]:
     """η = mean score over the candidates with a score; passers are those strictly above it (a
-    candidate exactly at the mean fails; no 0.55 pre-filter: spec D A1). A candidate without a
-    score fails."""
+    candidate exactly at the mean fails; no 0.55 pre-filter: a documented choice). A candidate
+    without a score fails."""
     known = {k: v for k, v in scores.items() if v is not None}
     if not known:
         return None, set()
@@ -223,7 +223,7 @@ def panel_weight(p_c: float, p_p: float, p_s: float = 1.0) -> float:
 
 
 MIN_CANDIDATES = 3
-"""Fewer candidates make the mean threshold meaningless (spec D A8)."""
+"""Fewer candidates make the mean threshold meaningless (a documented choice)."""
 
 
 @dataclass
@@ -279,7 +279,7 @@ def qualify(scores: Mapping[str, Mapping[str, ExamScore]]) -> Qualification:
     if len(judges) < MIN_CANDIDATES:
         reason = (
             f"{len(judges)} candidate judge(s): the mean threshold needs at least "
-            f"{MIN_CANDIDATES} (spec D A8); no panel"
+            f"{MIN_CANDIDATES}; no panel"
         )
         panel, weights = [], {}
     elif not panel:
@@ -306,7 +306,7 @@ class Vote:
 
 def weighted_vote(votes: Sequence[Vote]) -> tuple[float | None, dict[str, float | int]]:
     """The panel's verdict on (a, b): 1 when the weighted votes for a exceed those for b, 0 when
-    fewer, 0.5 on an exact tie (spec A.6; a tie answer puts half its weight on each side);
+    fewer, 0.5 on an exact tie (§Methodology; a tie answer puts half its weight on each side);
     unparsed votes are left out and counted; None when no vote could be read."""
     for_a = for_b = 0.0
     unparsed = used = 0

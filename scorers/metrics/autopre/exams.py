@@ -1,4 +1,5 @@
-"""Auto-PRE exam items for peer reviews (spec A.10, D A7) and running the three exams.
+"""Auto-PRE exam items for peer reviews (§Methodology, adapted to reviews) and running the three
+exams.
 
 From canonical paper records (each paper with two or more human reviews), for m papers P:
 

@@ -1,7 +1,7 @@
 """Asking Auto-PRE judges: a judge is a text generator with a prompt variant; every pair is
 asked in both orders in one batch, unreadable replies once more (sampled, seed + 1), everything
 through the generator's cache. Self-confidence is read from the first answer token's probability
-when the judge is the local evaluation LM (teacher-forced, spec A.10/A.11), else from a verbal
+when the judge is the local evaluation LM (teacher-forced), else from a verbal
 confidence keyword (the authors' "direct" mode)."""
 
 from __future__ import annotations

@@ -105,7 +105,7 @@ _register(
     "br_rating_mae",
     "Rating MAE",
     higher_is_better=False,
-    needs=frozenset({"references"}),
+    needs=frozenset({"references", "rating_scale"}),
     defaults={"against": "mean"},
     description="absolute error of the review's rating against the mean expert rating",
     source=f"{_SOURCE}, §5 (Table 3 baseline)",

@@ -1,7 +1,7 @@
 """Rating error (Beyond Rating §5, the baseline of Table 3): how far the review's rating is from
 the experts'.
 
-MAE_p = |r̂ − mean_j r_j| (``against="mean"``, our choice; spec M6) or mean_j |r̂ − r_j|
+MAE_p = |r̂ − mean_j r_j| (``against="mean"``, our choice) or mean_j |r̂ − r_j|
 (``against="each"``), with r̂ the rating read from the review (``Rating: 6``, ``<rating>6</rating>``)
 and r_j the reference reviews' ratings on the dataset's scale (:mod:`scorers.scales`: the
 record's, e.g. ICLR 2026's 0-10; the builder maps every form onto ICLR's), on which a rating read

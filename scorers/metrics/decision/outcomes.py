@@ -6,8 +6,9 @@ and ReviewerToo).
 Per paper: ``decision_accuracy`` 1 when the stated decision is the venue's, else 0;
 ``decision_fpr`` 1 when a rejected paper is accepted (accepted papers unscored: the rate counts
 rejected ones); ``decision_fnr`` 1 when an accepted paper is rejected; ``rating_error`` |stated
-rating − the other reviewers' mean rating|. Their headline is the mean over papers (the rate or
-the MAE), with a Wilson interval beside the rates.
+rating − the other reviewers' mean rating| (the other reviewers: every review but the held-out
+one). Their headline is the mean over papers (the rate or the MAE); a rate's interval is the
+Wilson interval (:func:`scorers.validation.statistics.proportion_interval`).
 
 Two headlines are corpus statistics (:class:`scorers.corpus.CorpusStatistic`), not means:
 ``decision_balanced_accuracy`` (per paper the same 1/0 as accuracy; its number the mean of the
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -32,13 +33,14 @@ from scorers.metrics.decision.verdicts import (
     ACCEPT_THRESHOLD,
     COMMITTEE_RULES,
     VERDICT_PROMPT,
+    committee_ratings,
     other_reviewers_rating,
     scale_of,
     verdict_of,
 )
 from scorers.registry import Metric, MetricSpec
 from scorers.resources import Resources
-from scorers.signature import Signature, prompt_hashes
+from scorers.signature import OMIT_WHEN_EMPTY, Signature, prompt_hashes
 from scorers.types import Item, Result
 
 __all__ = [
@@ -50,8 +52,6 @@ __all__ = [
     "DecisionSignature",
     "auc",
     "balanced_accuracy",
-    "corpus_wilson",
-    "wilson_interval",
 ]
 
 DECISION_VERSION = 2
@@ -69,14 +69,15 @@ class DecisionSignature(Signature):
     scale: str = "iclr"
     threshold: float = ACCEPT_THRESHOLD
     prompts: dict[str, str] | None = None
+    committee: str = field(default="", metadata={OMIT_WHEN_EMPTY: True})
+    """Whom "the other reviewers" are, where a number rests on them (the committee rule's
+    verdicts, every rating error): :data:`COMMITTEE`. Absent from the other scores'
+    signatures."""
 
 
-def wilson_interval(successes: int, n: int, level: float = 0.95) -> tuple[float, float]:
-    """The Wilson score interval of a proportion (``scipy.stats.binomtest``); NaNs for n = 0."""
-    if n == 0:
-        return math.nan, math.nan
-    ci = stats.binomtest(successes, n).proportion_ci(confidence_level=level, method="wilson")
-    return float(ci.low), float(ci.high)
+COMMITTEE = "every review but the held-out one"
+"""The committee of the other reviewers: every review of the paper but the held-out one,
+whatever the number of references (a paper with five reviews: the mean of four)."""
 
 
 def auc(scores: Sequence[float], positives: Sequence[bool]) -> float:
@@ -146,13 +147,6 @@ def _scored(samples: list[dict[str, Any]], *keys: str) -> list[dict[str, Any]]:
     return [s for s in samples if all(s.get(k) is not None for k in keys)]
 
 
-def corpus_wilson(samples: list[dict[str, Any]], bound: int) -> float:
-    """An end (``bound`` 0 or 1) of the Wilson 95% interval of the share of 1s among the scored
-    samples' indicators."""
-    rows = _scored(samples, "indicator")
-    return wilson_interval(sum(int(s["indicator"]) for s in rows), len(rows))[bound]
-
-
 # -- the metric --------------------------------------------------------------------------------
 
 
@@ -176,6 +170,8 @@ class DecisionMetric(Metric):
 
     async def compute(self, item: Item, resources: Resources) -> Result:
         scale = scale_of(item)
+        rule = item.baseline.get("rule") if item.baseline is not None else None
+        on_committee = self.kind == "rating_error" or rule == "committee"
         signature = DecisionSignature(
             metric=self.name,
             family="decision",
@@ -183,6 +179,7 @@ class DecisionMetric(Metric):
             scale=scale.name,
             threshold=scale.accept_threshold,
             prompts=prompt_hashes([VERDICT_PROMPT]),
+            committee=COMMITTEE if on_committee else "",
         )
         if not item.candidate.strip() and item.baseline is None:
             reason = "empty review: a verdict is read after a review, and there is none"
@@ -199,6 +196,8 @@ class DecisionMetric(Metric):
         }
         if verdict.missing:
             details["verdict_missing"] = verdict.missing
+        if on_committee:
+            details["committee_reviewers"] = len(committee_ratings(item))
         if self.kind == "rating_error":
             target = other_reviewers_rating(item)
             if item.baseline is not None and item.baseline.get("rule") in COMMITTEE_RULES:
@@ -213,7 +212,10 @@ class DecisionMetric(Metric):
                 reason = "the other reviewers' reviews carry no rating (the data stores none)"
                 return self._unscored(reason, signature, **details)
             value = abs(verdict.rating - target)
-            explanation = f"|{verdict.rating:g} − {target:.3g} (the other reviewers' mean)|"
+            n = details["committee_reviewers"]
+            explanation = (
+                f"|{verdict.rating:g} − {target:.3g} (the mean of the other {n} reviewers)|"
+            )
             return Result(value, explanation, details=details, signature=signature)
         if truth is None:
             reason = (

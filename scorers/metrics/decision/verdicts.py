@@ -23,6 +23,7 @@ __all__ = [
     "RULES",
     "VERDICT_PROMPT",
     "Verdict",
+    "committee_ratings",
     "other_reviewers_rating",
     "parse_verdict",
     "scale_of",
@@ -41,7 +42,8 @@ VERDICT_PROMPT = "decision/verdict_user"
 RULES = {
     "always_reject": "reject every paper (the majority class at ICLR)",
     "base_rate": "accept each paper with the dataset's acceptance rate, by a seeded coin",
-    "committee": "accept when the mean rating of the other reviewers is at least the lowest "
+    "committee": "accept when the mean rating of the other reviewers (every review of the "
+    "paper but the held-out one, however many are references) is at least the lowest "
     "accept-side rating of the venue's scale (6 on every ICLR scale); that mean is the rule's "
     "rating",
     "committee_all_reviewers": "accept when the mean rating of every official reviewer of the "
@@ -133,10 +135,18 @@ def parse_verdict(reply: str, scale: VenueScale = DEFAULT_SCALE) -> Verdict:
     return Verdict(rating, accept, "the model's follow-up reply", missing)
 
 
+def committee_ratings(item: Item) -> list[float]:
+    """The stated ratings of the other reviewers: every review of the paper but the held-out
+    one (the same reviews for every candidate of a paper), whatever the number of references;
+    the references' where the item does not list them."""
+    if item.other_ratings is not None:
+        return [r for r in item.other_ratings if r is not None]
+    return [r.rating for r in item.references if r.rating is not None]
+
+
 def other_reviewers_rating(item: Item) -> float | None:
-    """The mean stated rating of the item's reference reviews (the other reviewers: the same
-    reviews for every candidate of a paper), None when none has a rating."""
-    ratings = [r.rating for r in item.references if r.rating is not None]
+    """The mean of :func:`committee_ratings`, None when none has a rating."""
+    ratings = committee_ratings(item)
     return sum(ratings) / len(ratings) if ratings else None
 
 

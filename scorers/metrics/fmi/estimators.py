@@ -8,7 +8,7 @@ other papers), a sample's score is ``mean_{y∈R⁺} A⁺(x, y) − mean_{y∈R�
   (KL: ``log r``, i.e. GEM's PMI; TV: ``½|1 − 1/r|``). Product form (``tv_direct_form="product"``
   in the metric; here :func:`direct_product`): ``A⁻ = f(r)`` averaged over the negatives, no
   positive term. The TV direct score is not monotone in r: r = 1/8 scores 3.5, r = 8 scores 0.4375
-  (spec §3); it is implemented as the paper defines it, a documented poor cell;
+  (the Scoring Rules paper's §3); it is implemented as the paper defines it, a documented poor cell;
 - **f-variational** estimation: ``A⁺ = T*(r)`` and ``A⁻ = f*(T*(r))`` (KL gives NWJ:
   ``1 + log r⁺ − mean r⁻``; TV: ``½ sign(log r⁺) − mean ½ sign(log r⁻)``). With a fixed critic
   that is not optimal the value is a lower bound;

@@ -20,9 +20,8 @@ from scorers.metrics.decision.outcomes import (
     RATING_AUC,
     auc,
     balanced_accuracy,
-    corpus_wilson,
-    wilson_interval,
 )
+from scorers.validation.statistics import proportion_interval
 
 REPLIES = [
     ("Rating: 6\nDecision: Accept", 6.0, True),
@@ -122,14 +121,56 @@ def test_each_metric_by_hand(tmp_path):
         assert "ratings it would be compared with" in reason
 
 
+def test_the_committee_is_every_other_reviewer_whatever_the_references(tmp_path):
+    """A paper with five reviews and two references: the committee rule and the rating error
+    average the four reviews that are not held out, and the signature and details say so."""
+    from scorers.data.paper_docs import item_from_document, paper_document
+    from scorers.data.records import parse_record
+
+    ratings = {"a": 2.0, "b": 4.0, "c": 6.0, "d": 8.0, "e": 10.0}
+    record = parse_record(
+        {"id": "p5", "venue": "ICLR 2023", "title": "T", "abstract": "An abstract.",
+         "decision": "Accept (Poster)",
+         "reviews": [{"id": k, "text": f"Review {k}.", "rating": v} for k, v in ratings.items()]},
+        where="x",
+    )  # fmt: skip
+    _, document = paper_document(record, references=2, seed=0, max_paper_tokens=100)
+    held_out = document["held_out"]["id"]
+    others = [v for k, v in ratings.items() if k != held_out]
+    assert len(document["references"]) == 2 and len(others) == 4
+    committee = item_from_document({**document, "baseline": {"rule": "committee"}}, candidate="")
+    verdict = verdict_of(committee)
+    assert verdict.rating == pytest.approx(sum(others) / 4)  # the mean of four, not of two
+    result = _score("decision_accuracy", committee, tmp_path)
+    assert result.details["committee_reviewers"] == 4
+    assert result.signature.as_dict()["committee"] == "every review but the held-out one"
+    human = item_from_document(document, candidate=document["held_out"]["text"])
+    error = _score("rating_error", human, tmp_path)
+    assert error.value == pytest.approx(abs(ratings[held_out] - sum(others) / 4))
+    assert "the mean of the other 4 reviewers" in error.explanation
+    # the human row's accuracy rests on no committee: its signature has no such field
+    plain = _score("decision_accuracy", human, tmp_path)
+    assert "committee" not in plain.signature.as_dict()
+    assert "committee_reviewers" not in plain.details
+
+
 def test_corpus_numbers_by_hand():
     # Wilson, 8 of 10: (p + z²/2n ± z sqrt(p(1-p)/n + z²/4n²)) / (1 + z²/n)
     z, n, p = 1.959963984540054, 10, 0.8
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    assert wilson_interval(8, 10) == pytest.approx((centre - half, centre + half))
-    samples = [{"indicator": 1}] * 8 + [{"indicator": 0}] * 2 + [{"indicator": None}]
-    assert corpus_wilson(samples, bound=0) == pytest.approx(centre - half)
+    values = [1.0] * 8 + [0.0] * 2 + [math.nan]  # an unscored paper is left out
+    assert proportion_interval(values, level=0.95) == pytest.approx((centre - half, centre + half))
+    # a rate of 0 or 1 (always reject: FPR 0 of n, FNR n of n) keeps an interval inside [0, 1]
+    # that is not a point: at 0 of 40, [0, z²/(n + z²)]
+    z90 = 1.6448536269514722
+    low, high = proportion_interval([0.0] * 40)
+    assert low == pytest.approx(0.0, abs=1e-12) and high == pytest.approx(z90**2 / (40 + z90**2))
+    low, high = proportion_interval([1.0] * 40)
+    assert 0 < low < 1 and high == pytest.approx(1.0)
+    assert all(math.isnan(v) for v in proportion_interval([]))
+    with pytest.raises(ValueError, match="0/1 values"):
+        proportion_interval([0.5, 1.0])
     # AUC: of the 2 x 2 (positive, negative) pairs, 3 ordered right and one tie -> 3.5 / 4
     assert auc([3, 2, 2, 1], [True, True, False, False]) == pytest.approx(0.875)
     assert math.isnan(auc([1, 2], [True, True]))
@@ -196,8 +237,11 @@ def test_the_verdict_is_asked_after_the_review_and_scored(tmp_path):
     metrics = {s.name: s.metrics for s in log.results.scores}
     assert metrics["decision_accuracy"]["mean"].value == pytest.approx(0.5)
     assert metrics["decision_fpr"]["mean"].value == pytest.approx(1.0)  # accepts every paper
-    low = metrics["decision_accuracy"]["wilson_ci95_lower"].value
-    assert low == pytest.approx(wilson_interval(3, 6)[0])
+    # a rate's interval in Inspect's summary is Wilson's 90% interval, inside [0, 1]
+    low = metrics["decision_accuracy"]["ci90_lower"].value
+    assert low == pytest.approx(proportion_interval([1.0] * 3 + [0.0] * 3)[0])
+    fpr = metrics["decision_fpr"]
+    assert 0 < fpr["ci90_lower"].value < 1 and fpr["ci90_upper"].value == pytest.approx(1.0)
 
 
 @pytest.mark.slow

@@ -37,7 +37,8 @@ BEYOND_RATING_FILTERS: dict[str, float | int] = {
     "min_reviews": 3,
     "max_rating_variance": 1.5,
 }
-"""The Beyond Rating choices (spec D5): c* = 4 on the 1-5 scale, n* = 3, variance 1.5."""
+"""The Beyond Rating choices (documented where the paper is silent): c* = 4 on the 1-5 scale,
+n* = 3, variance 1.5."""
 
 ORDER = ("min_confidence", "min_reviews", "max_rating_variance")
 _ROUNDING = 1e-9  # a variance equal to the maximum up to float rounding is kept
