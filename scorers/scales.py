@@ -2,8 +2,8 @@
 
 Every number that reads a rating (the decision rules and verdicts, rating errors, the verdict
 question the model under test answers) takes the scale from the data: a record's
-``rating_scale`` field when it names one (the OpenReview builder writes ``iclr``: it maps every
-form onto ICLR 2024's scale), else its venue (ICLR 2020's {1,3,6,8}, ICLR 2021-2025's
+``rating_scale`` field when it names one (the OpenReview builder writes the form's: ICLR's
+own values, NeurIPS mapped onto ``iclr``), else its venue (ICLR 2020's {1,3,6,8}, ICLR 2021-2025's
 {1,3,5,6,8,10}, ICLR 2026's {0,2,4,6,8,10}); the ratings of another venue that declares no
 scale have none, and reading one is an error saying how to give it. The scale's accept
 threshold is its lowest rating on the accept side: 6 on all of them ("marginally above the
@@ -22,6 +22,7 @@ __all__ = [
     "UNKNOWN",
     "VenueScale",
     "scale_named",
+    "to_iclr",
     "venue_scale_name",
 ]
 
@@ -36,6 +37,10 @@ class VenueScale:
     accept_threshold: float
     labels: tuple[tuple[float, str], ...]
     description: str
+    on_iclr: tuple[tuple[float, float], ...] = ()
+    """Each value's place on ICLR's scale (``iclr``: the label of the same rank), where the
+    values differ from it: the one conversion, which the OpenReview builder's filters and every
+    comparison across editions use (:func:`to_iclr`). Empty: the values are ICLR's."""
 
     @property
     def low(self) -> float:
@@ -107,6 +112,7 @@ SCALES: dict[str, VenueScale] = {
             ),
             "ICLR 2026's rating {0,2,4,6,8,10} (its values as the reviews store them; the "
             "labels are the ICLR 2024 labels of the same rank)",
+            on_iclr=((0.0, 1.0), (2.0, 3.0), (4.0, 5.0), (6.0, 6.0), (8.0, 8.0), (10.0, 10.0)),
         ),
     )
 }
@@ -125,6 +131,18 @@ HOW_TO_GIVE = (
     "for the scale to be added"
 )
 """What an error about an unknown scale tells the reader to do."""
+
+
+def to_iclr(rating: float, scale: str) -> float:
+    """``rating`` of ``scale`` on ICLR's scale (the value of the same label), so that ratings of
+    two editions are compared on one scale; a value the scale does not have is a
+    ``ValueError``."""
+    table = dict(scale_named(scale).on_iclr)
+    if not table:
+        return float(rating)
+    if float(rating) not in table:
+        raise ValueError(f"{rating:g} is not a value of the {scale} scale")
+    return table[float(rating)]
 
 
 def scale_named(name: str) -> VenueScale:

@@ -54,26 +54,36 @@ def iclr2023_decisions(folder: Path) -> Path:
 def test_naive_rules_match_hand_computed_accuracies(tmp_path):
     run = load_benchmark("experiments.grebench_2026.run")
     initial = run.mean_ratings_of_records(iclr2026_records(tmp_path))
-    # pytest.approx compares flat sequences only (pytest 9 refuses tuples inside a list)
-    assert [rating for rating, _ in initial] == pytest.approx([22 / 3, 10 / 3, 16 / 3, 16 / 3])
+    # on ICLR's scale: 0, 2, 4 read as 1, 3, 5 (pytest.approx compares flat sequences only)
+    assert [rating for rating, _ in initial] == pytest.approx([22 / 3, 13 / 3, 17 / 3, 17 / 3])
     assert [accepted for _, accepted in initial] == [True, False, False, True]
     final = run.mean_ratings_of_decisions(iclr2023_decisions(tmp_path))
     assert final == [(7.0, True), (3.0, False), (6.0, False)]
     assert run.rule_accuracy(initial, None) == 0.5
-    # >= 5: p2 wrongly accepted; >= 5.5: p3 wrongly rejected
-    assert run.rule_accuracy(initial, 5.0) == 0.75 and run.rule_accuracy(initial, 5.5) == 0.75
+    assert run.rule_accuracy(initial, 4.0) == 0.5  # both rejects accepted
+    # >= 4.5 to 5.5: p3 wrongly accepted; >= 6: p4 wrongly rejected
+    assert [run.rule_accuracy(initial, t) for t in (4.5, 5.0, 5.5, 6.0)] == [0.75] * 4
     assert run.rule_accuracy(final, 6.0) == pytest.approx(2 / 3)
-    assert run.rule_accuracy(final, 5.0) == pytest.approx(2 / 3)
     assert run.rule_accuracy(final, 6.5) == 1.0
-    # accepted {22/3, 16/3} against rejected {10/3, 16/3}: 3 pairs won, one tie
+    # accepted {22/3, 17/3} against rejected {13/3, 17/3}: 3 pairs won, one tie
     assert run.rating_auc(initial) == 0.875
     assert run.rating_auc(final) == 1.0
+    assert run.best_threshold(initial) == 4.5 and run.best_threshold(final) == 4.0
+    # leave-one-out (fewer papers than folds): p1 is decided by the others' best, 4.5 (right),
+    # p2 by 4.0 (wrong), p3 by 4.5 (wrong), p4 by 6 (wrong); ICLR 2023: a and b right, c wrong
+    assert run.cross_validated_accuracy(initial) == 0.25
+    assert run.cross_validated_accuracy(final) == pytest.approx(2 / 3)
     table = run.naive_rules_table(initial, final, data=Path("a.jsonl"), decisions=Path("b.csv"))
     assert "| always reject | 0.500 | 0.667 |" in table
-    assert "| accept when mean rating ≥ 6 | 0.750 | 0.667 |" in table
+    assert "| accept when mean rating ≥ 6 (the accept side's first value: fixed in advance) | " \
+        "0.750 | 0.667 |" in table  # fmt: skip
     assert "| AUC of the mean rating (no threshold) | 0.875 | 1.000 |" in table
-    # ties between thresholds go to the lowest
-    assert "| best threshold of these | ≥ 4 (0.750) | ≥ 4 (0.667) |" in table
+    # a threshold chosen on one edition decides the other: ICLR 2023's 4 on ICLR 2026's papers
+    assert "| the other edition's best threshold | ≥ 4 (0.500) | ≥ 4.5 (0.667) |" in table
+    assert "(10-fold cross-validated) | 0.250 | 0.667 |" in table
+    assert "the same papers) | ≥ 4.5 (0.750) | ≥ 4 (0.667) |" in table
+    with pytest.raises(ValueError, match="two papers or more"):
+        run.cross_validated_accuracy(initial[:1])
     with pytest.raises(ValueError, match="accepted and rejected"):
         run.rating_auc([(5.0, True)])
     with pytest.raises(ValueError, match="no paper"):

@@ -349,3 +349,34 @@ def test_the_real_entry_pins_every_list_and_both_outputs():
     )
     assert entry.outputs["iclr2026_eligible.jsonl"] is not None
     assert entry.more_files is not None and "CC BY 4.0" in entry.licence
+
+
+def test_built_and_fetched_records_of_the_same_reviews_hold_the_same_ratings_and_decisions():
+    """``gem-tasks data build`` (the OpenReview form's normaliser) and ``data fetch iclr2026``
+    store ICLR 2026's ratings on one scale, its own 0-10, so the committee rule decides the same
+    on both: the real notes of the fixture, every eligible paper."""
+    from scorers.data.records import parse_record
+    from scorers.data.sources.openreview.forms import (
+        form_for_year,
+        normalise_review,
+        stored_ratings,
+    )
+    from scorers.scales import scale_named
+
+    form = form_for_year(2026)
+    compared = 0
+    for note in NOTES.values():
+        fetched_raw = iclr2026.paper_record(note, _accepted(), areas=AREAS)
+        if fetched_raw is None:
+            continue
+        fetched_record = parse_record(fetched_raw, where="fetched")
+        replies = iclr2026.latest_reviews(note)
+        scale, built = stored_ratings([normalise_review(r["content"], form) for r in replies])
+        assert scale == fetched_record.rating_scale == "iclr2026"
+        assert built == [r.rating for r in fetched_record.reviews]
+        mean = sum(built) / len(built)
+        assert scale_named(scale).accepts(mean) == scale_named("iclr2026").accepts(
+            sum(r.rating for r in fetched_record.reviews) / len(built)
+        )
+        compared += 1
+    assert compared >= 3

@@ -741,6 +741,8 @@ def test_reviewbench_rows_get_the_same_mapping_and_decision():
     assert (record["decision"], record["decision_raw"]) == ("Accept (poster)", "Accept (Poster)")
     assert (record["conference"], record["year"]) == ("ICLR", 2026)
     [converted] = record["reviews"]
-    assert (converted["rating_raw"], converted["rating"]) == (4.0, 5.0)
+    # ICLR 2026's own value, on its own scale: what the fetched edition stores (0-10)
+    assert (converted["rating_raw"], converted["rating"]) == (4.0, 4.0)
     assert converted["rating_scale"] == "iclr2026-0-2-4-6-8-10"
+    assert record["rating_scale"] == "iclr2026"
     assert converted["scores"]["soundness"] == 3.0 and converted["fields"]["questions"] == ""

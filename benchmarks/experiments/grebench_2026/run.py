@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import random
 import shutil
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,7 @@ from benchmarks.common.paths import DATA, missing_data
 from benchmarks.common.resumable import Journal, add_fresh_option, run_row
 from gem_tasks.tasks.iclr import iclr
 from scorers.data.records import load_records
+from scorers.scales import to_iclr
 
 HERE = Path(__file__).resolve().parent
 RECORDS = DATA / "iclr2026" / "iclr2026_records.jsonl"
@@ -64,8 +66,12 @@ MODEL_SCORERS = f"{DECISION_SCORERS},gem_raw"
 """The model's row: the decision metrics, and GEM-raw beside them (no statement rewrites, whose
 cost on the 135M model would double the row's time)."""
 THRESHOLDS = (4.0, 4.5, 5.0, 5.5, 6.0)
-"""The mean-rating thresholds of ``naive_rules.md``: both scales run 0/1 to 10 with the accept
-side from 6 (ICLR 2026's 4 and ICLR 2023's 5 are both "marginally below")."""
+"""The mean-rating thresholds of ``naive_rules.md``, on ICLR's scale (``iclr``, 1-10), which both
+editions' ratings are read on there: ICLR 2026's values through the one conversion of
+:func:`scorers.scales.to_iclr` (0, 2, 4 -> 1, 3, 5: the labels of the same rank)."""
+FOLDS = 10
+"""Folds of the cross-validated threshold (chosen on nine tenths, scored on the tenth)."""
+FOLD_SEED = 20261202
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -183,29 +189,24 @@ def rule_rows(data: Path, logs: Path) -> tuple[dict[str, float], dict[str, dict[
 
 
 def mean_ratings_of_records(path: Path) -> list[tuple[float, bool]]:
-    """Per decided paper of canonical records, the mean of its reviews' ratings and whether it
-    was accepted. Papers without a decision or a rated review are left out (counted by the
-    caller through the returned length).
-
-    Raises:
-        SystemExit: the records use more than one rating scale (their means are not comparable).
-    """
+    """Per decided paper of canonical records, the mean of its reviews' ratings on ICLR's scale
+    (:func:`scorers.scales.to_iclr` of each rating on the records' own scale) and whether it was
+    accepted. Papers without a decision or a rated review are left out (counted by the caller
+    through the returned length)."""
     papers = []
-    scales = set()
     for record in load_records(path):
-        ratings = [r.rating for r in record.reviews if r.rating is not None]
+        ratings = [to_iclr(r.rating, record.rating_scale) for r in record.reviews
+                   if r.rating is not None]  # fmt: skip
         if record.decision is None or record.decision.accept is None or not ratings:
             continue
-        scales.add(record.rating_scale)
         papers.append((sum(ratings) / len(ratings), bool(record.decision.accept)))
-    if len(scales) > 1:
-        raise SystemExit(f"{path}: ratings on several scales ({sorted(scales)})")
     return papers
 
 
 def mean_ratings_of_decisions(path: Path) -> list[tuple[float, bool]]:
-    """Per paper of a decisions file (``id,decision,accept,ratings``, ratings ``;``-separated),
-    the mean rating and whether it was accepted; papers without ratings are left out.
+    """Per paper of a decisions file (``id,decision,accept,ratings``, ratings ``;``-separated, on
+    ICLR 2023's scale, which is ICLR's), the mean rating and whether it was accepted; papers
+    without ratings are left out.
 
     Raises:
         SystemExit: the file has no ``ratings`` column.
@@ -245,6 +246,30 @@ def rating_auc(papers: list[tuple[float, bool]]) -> float:
     return wins / (len(accepted) * len(rejected))
 
 
+def best_threshold(papers: list[tuple[float, bool]]) -> float:
+    """The threshold of :data:`THRESHOLDS` that decides ``papers`` best (ties: the lowest)."""
+    return max(THRESHOLDS, key=lambda t: (rule_accuracy(papers, t), -t))
+
+
+def cross_validated_accuracy(
+    papers: list[tuple[float, bool]], *, folds: int = FOLDS, seed: int = FOLD_SEED
+) -> float:
+    """The accuracy of a threshold chosen on other papers: the papers dealt into ``folds``
+    seeded folds (one paper each where there are fewer papers: leave-one-out), each fold decided
+    by the best threshold of the others, the share right over all papers."""
+    if len(papers) < 2:
+        raise ValueError("a threshold chosen on other papers needs two papers or more")
+    folds = min(folds, len(papers))
+    order = list(range(len(papers)))
+    random.Random(seed).shuffle(order)
+    right = 0
+    for k in range(folds):
+        held = set(order[k::folds])
+        threshold = best_threshold([p for i, p in enumerate(papers) if i not in held])
+        right += sum((papers[i][0] >= threshold) == papers[i][1] for i in held)
+    return right / len(papers)
+
+
 def naive_rules_table(
     initial: list[tuple[float, bool]],
     final: list[tuple[float, bool]],
@@ -253,7 +278,9 @@ def naive_rules_table(
     decisions: Path,
 ) -> str:
     """``naive_rules.md``: the accuracy of always-reject and of mean-rating thresholds on the
-    ICLR 2026 papers (initial ratings) and on ICLR 2023's (final ratings)."""
+    ICLR 2026 papers (initial ratings) and on ICLR 2023's (final ratings), both on ICLR's scale;
+    a threshold fixed in advance (the accept side's first value), and thresholds chosen on other
+    papers than they decide (the other edition's best; the best of nine folds, cross-validated)."""
     sets = (
         ("ICLR 2026 (ratings as of 2025-11-22: mostly initial)", initial, data),
         ("ICLR 2023 (final ratings)", final, decisions),
@@ -263,9 +290,9 @@ def naive_rules_table(
         "# Naive decision rules: initial ratings against final ones",
         "",
         "Accuracy of deciding each paper from its reviewers' ratings alone, against the venue's",
-        "decision. ICLR 2026's rejects are inferred (not on the accepted lists). Files: "
-        + ", ".join(f"`{p.name}`" for _, _, p in sets)
-        + ".",
+        "decision, with every rating on ICLR's scale (1-10; ICLR 2026's 0, 2, 4 read as 1, 3, 5,",
+        "the labels of the same rank). ICLR 2026's rejects are inferred (not on the accepted",
+        "lists). Files: " + ", ".join(f"`{p.name}`" for _, _, p in sets) + ".",
         "",
         "| " + " | ".join(header) + " |",
         "| " + " | ".join("---" for _ in header) + " |",
@@ -273,16 +300,32 @@ def naive_rules_table(
     accept_rates = [sum(a for _, a in papers) / len(papers) for _, papers, _ in sets]
     lines.append("| accept rate | " + " | ".join(f"{rate:.3f}" for rate in accept_rates) + " |")
     for threshold in (None, *THRESHOLDS):
-        rule = "always reject" if threshold is None else f"accept when mean rating ≥ {threshold:g}"
+        if threshold is None:
+            rule = "always reject"
+        elif threshold == 6.0:
+            rule = "accept when mean rating ≥ 6 (the accept side's first value: fixed in advance)"
+        else:
+            rule = f"accept when mean rating ≥ {threshold:g}"
         cells = [f"{rule_accuracy(papers, threshold):.3f}" for _, papers, _ in sets]
         lines.append(f"| {rule} | " + " | ".join(cells) + " |")
     cells = [f"{rating_auc(papers):.3f}" for _, papers, _ in sets]
     lines.append("| AUC of the mean rating (no threshold) | " + " | ".join(cells) + " |")
-    best = []
-    for _, papers, _ in sets:
-        threshold = max(THRESHOLDS, key=lambda t: (rule_accuracy(papers, t), -t))
-        best.append(f"≥ {threshold:g} ({rule_accuracy(papers, threshold):.3f})")
-    lines.append("| best threshold of these | " + " | ".join(best) + " |")
+    (_, first, _), (_, second, _) = sets
+    chosen = [best_threshold(second), best_threshold(first)]
+    cells = [f"≥ {t:g} ({rule_accuracy(papers, t):.3f})" for t, (_, papers, _) in zip(chosen, sets)]
+    lines.append("| the other edition's best threshold | " + " | ".join(cells) + " |")
+    cells = [f"{cross_validated_accuracy(papers):.3f}" for _, papers, _ in sets]
+    lines.append(
+        f"| best threshold chosen on the other folds ({FOLDS}-fold cross-validated) | "
+        + " | ".join(cells)
+        + " |"
+    )
+    best = [f"≥ {best_threshold(p):g} ({rule_accuracy(p, best_threshold(p)):.3f})"
+            for _, p, _ in sets]  # fmt: skip
+    lines.append(
+        "| best threshold of these, on the papers it decides (optimistic: chosen and scored on "
+        "the same papers) | " + " | ".join(best) + " |"
+    )
     return "\n".join(lines) + "\n"
 
 

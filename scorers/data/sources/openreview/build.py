@@ -3,10 +3,11 @@
 The GEM data setup: every submission with its official reviews is listed; withdrawn and
 desk-rejected papers are skipped (and counted); each review is normalised into the ICLR 2023
 four-section text with the year's form (:mod:`scorers.data.sources.openreview.forms`; a review whose
-fields fit another year's form better is read with that one), its rating mapped onto the ICLR
-2024/25 scale (raw value, label and scale kept with the review, with the sub-scores and the
-structured fields); the Beyond Rating quality filters run if asked for (minimum confidence, then
-the review count, then the maximum rating variance:
+fields fit another year's form better is read with that one), its rating stored on the form's
+own scale where the decision metrics know it (every ICLR year; NeurIPS mapped onto the ICLR
+2024/25 scale: :func:`~scorers.data.sources.openreview.forms.stored_ratings`), with its raw value,
+label and scale, the sub-scores and the structured fields; the Beyond Rating quality filters run
+if asked for (minimum confidence, then the review count, then the maximum rating variance:
 :mod:`scorers.data.sources.openreview.filters`); papers with at least ``min_reviews``
 surviving reviews are eligible; ``papers`` of them are sampled with ``seed`` and
 ``reviews_per_paper`` reviews of each (:mod:`scorers.data.sources.openreview.sampling`); the paper
@@ -56,6 +57,7 @@ from scorers.data.sources.openreview.forms import (
     detect_form,
     form_for_venue,
     normalise_review,
+    stored_ratings,
 )
 from scorers.data.sources.openreview.output import atomic_write_json, read_json, write_dataset
 from scorers.data.sources.openreview.pdf import PdfError, pdf_to_text, strip_back_matter
@@ -268,10 +270,11 @@ def _record(
 ) -> dict[str, Any]:
     """The canonical record of a paper and its chosen reviews (with the optional paper fields
     decision, decision_raw, conference and year)."""
+    scale, ratings = stored_ratings([review for _, review in reviews])
     return {
         "id": paper.id,
         "venue": venue_label(venue_id),
-        "rating_scale": "iclr",  # every form's rating is mapped onto ICLR's (forms.TARGET_SCALE)
+        "rating_scale": scale,  # the form's own values where scorers.scales has the scale
         "title": paper.title,
         "abstract": paper.abstract,
         "paper_text": paper_text,
@@ -285,11 +288,11 @@ def _record(
                 "id": review_id,
                 "text": review.text,
                 "summary": None,
-                "rating": review.rating,
+                "rating": rating,
                 "confidence": review.confidence,
                 **review.extras(),
             }
-            for review_id, review in reviews
+            for (review_id, review), rating in zip(reviews, ratings, strict=True)
         ],
     }
 

@@ -78,10 +78,12 @@ fields.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
+
+from scorers.scales import SCALES
 
 __all__ = [
     "FIELD_NAMES",
@@ -163,6 +165,10 @@ class RatingScale:
     description: str
     table: Mapping[float, float] | None = field(default=None, compare=False)
     by_label: tuple[tuple[str, RatingScale], ...] = field(default=(), compare=False)
+    venue_scale: str | None = field(default=None, compare=False)
+    """The :mod:`scorers.scales` scale the form's own values are read on, where there is one:
+    a record then stores them as the reviewers gave them (the same numbers ``gem-tasks data
+    fetch`` stores for that edition); None: the record stores the mapped rating, on ICLR's."""
 
     def resolve(self, label: str | None) -> RatingScale:
         """The scale that applies to a rating with this label."""
@@ -185,14 +191,18 @@ def _table(pairs: Mapping[int, int]) -> Mapping[float, float]:
 ICLR_STANDARD_SCALE = RatingScale(
     "iclr-1-3-5-6-8-10",
     "ICLR 2022-2025 recommendation/rating {1,3,5,6,8,10}: already the target scale, kept as is",
+    venue_scale="iclr",
 )
 ICLR2020_SCALE = RatingScale(
-    "iclr2020-1-3-6-8", "ICLR 2020 rating {1,3,6,8}: values of the target scale, kept as is"
+    "iclr2020-1-3-6-8",
+    "ICLR 2020 rating {1,3,6,8}: values of the target scale, kept as is",
+    venue_scale="iclr2020",
 )
 ICLR_LEGACY_SCALE = RatingScale(
     "iclr2018-2021-1-10",
     "ICLR 2018, 2019, 2021 rating 1-10: kept as is (Beyond Rating maps only NeurIPS 2022-2025 and "
     "ICLR 2024-2026)",
+    venue_scale="iclr2018",
 )
 ICLR2026_SCALE = RatingScale(
     "iclr2026-0-2-4-6-8-10",
@@ -201,7 +211,8 @@ ICLR2026_SCALE = RatingScale(
     "10 strong accept -> 10). The value set is checked on real 2026 review notes (76,812 "
     "review versions, all on it); the notes give the number alone, so the labels are the form's "
     "wording as reported, not read from a note",
-    _table({0: 1, 2: 3, 4: 5, 6: 6, 8: 8, 10: 10}),
+    MappingProxyType(dict(SCALES["iclr2026"].on_iclr)),  # the one conversion (scorers.scales)
+    venue_scale="iclr2026",
 )
 NEURIPS_10_SCALE = RatingScale(
     "neurips-1-10",
@@ -248,6 +259,7 @@ RATING_SCALES = (
     NEURIPS_10_SCALE,
     NEURIPS2025_SCALE,
 )
+_SCALES_BY_NAME = {scale.name: scale for scale in RATING_SCALES}
 
 
 @dataclass(frozen=True)
@@ -494,6 +506,18 @@ class NormalisedReview:
             "fields": dict(self.fields),
             "needs_split": self.needs_split,
         }
+
+
+def stored_ratings(reviews: Sequence[NormalisedReview]) -> tuple[str, list[float | None]]:
+    """The scale a paper's record declares and the rating each review stores: the form's own
+    values where :mod:`scorers.scales` has the form's scale (every ICLR form: so a built ICLR
+    2026 record holds the 0-10 numbers a fetched one holds), else the ratings mapped onto ICLR's
+    (``iclr``; NeurIPS), the one conversion, which the Beyond Rating filters also read. Reviews
+    on several scales (a form that changed between reviews) are all stored mapped."""
+    scales = {_SCALES_BY_NAME[r.rating_scale].venue_scale for r in reviews if r.rating_scale}
+    if len(scales) == 1 and None not in scales:
+        return str(next(iter(scales))), [r.rating_raw for r in reviews]
+    return "iclr", [r.rating for r in reviews]
 
 
 def form_for_year(year: int) -> ReviewForm:

@@ -49,6 +49,7 @@ from scorers.data.sources.openreview.forms import (
     detect_form,
     form_for_year,
     normalise_review,
+    stored_ratings,
 )
 from scorers.data.sources.openreview.submissions import clean_decision
 
@@ -103,29 +104,32 @@ def reviewbench_record(row: Mapping[str, Any], counts: Counter[str]) -> dict[str
         return None
     year = int(row["year"]) if row.get("year") is not None else max(FORMS_BY_YEAR)
     default_form = form_for_year(max(year, min(FORMS_BY_YEAR)))
-    reviews = []
+    kept = []
     for k, review in enumerate(_reviews(row.get("reviews_json"), where=where)):
         normalised = normalise_review(review, detect_form(review, default_form))
         if normalised.empty:
             counts["empty_reviews_skipped"] += 1
             continue
         counts[f"form {normalised.form}"] += 1
-        reviews.append(
-            {
-                "id": str(review.get("review_id") or f"{paper_id}-r{k}"),
-                "text": normalised.text,
-                "summary": None,
-                "rating": normalised.rating,
-                "confidence": normalised.confidence,
-                **normalised.extras(),
-            }
-        )
+        kept.append((str(review.get("review_id") or f"{paper_id}-r{k}"), normalised))
+    scale, ratings = stored_ratings([normalised for _, normalised in kept])
+    reviews = [
+        {
+            "id": review_id,
+            "text": normalised.text,
+            "summary": None,
+            "rating": rating,
+            "confidence": normalised.confidence,
+            **normalised.extras(),
+        }
+        for (review_id, normalised), rating in zip(kept, ratings, strict=True)
+    ]
     conference = str(row.get("conference") or "").strip()
     markdown = row.get("markdown")
     return {
         "id": paper_id,
         "venue": f"{conference} {year}".strip() if conference else str(row.get("venue_id") or ""),
-        "rating_scale": "iclr",  # read with its year's form: mapped onto ICLR's scale
+        "rating_scale": scale,  # the form's own values where scorers.scales has the scale
         "title": str(row.get("title") or ""),
         "abstract": str(row.get("abstract") or ""),
         "paper_text": markdown if isinstance(markdown, str) and markdown.strip() else None,
