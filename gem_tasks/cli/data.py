@@ -173,6 +173,7 @@ def _fetch(args: argparse.Namespace) -> int:
         order = fetch_order(args.names)
     except KeyError as exc:
         return _fail("fetch", ValueError(exc.args[0]))
+    asked = {name for name in args.names}
     for entry in order:
         if fetched(entry, args.out):
             print(f"{entry.name}: already in {args.out / entry.folder}")
@@ -182,6 +183,9 @@ def _fetch(args: argparse.Namespace) -> int:
                 entry.name, args.out, mirror=args.mirror, progress=not args.quiet
             )
         except (FetchError, RecordError) as exc:
+            needing = [e.name for e in order if entry.name in e.requires and e.name in asked]
+            if entry.name not in asked and "all" not in asked and needing:
+                exc = type(exc)(f"{', '.join(needing)} needs {entry.name}, fetched first: {exc}")
             return _fail("fetch", exc)
         print(f"{entry.name}: {folder} (see {folder / 'SOURCE.md'})")
     return 0
@@ -219,7 +223,7 @@ def add_data_commands(subparsers: Any) -> None:
         # written out as it prints: the epilog's dataset list keeps its lines
         description=textwrap.fill(
             "Download each named dataset from where it is published (a repository pinned to a "
-            "commit; every file's sha256 checked where its bytes are known), convert it to the "
+            "commit; every file checked against its pinned digest), convert it to the "
             "files the tasks and experiments read, check those against the pinned outputs, and "
             "write its LICENSE and SOURCE.md (source, licence, attribution) beside them, in "
             "OUT/<dataset folder>. A stopped fetch resumes; a dataset already fetched intact is "

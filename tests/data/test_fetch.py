@@ -23,7 +23,7 @@ from gem_tasks.cli.data import main as data_main
 from scorers.data.decisions import read_decisions
 from scorers.data.fetch import FetchError, catalog, fetch_dataset, fetch_order, fetched
 from scorers.data.fetch.convert import SPACE_ASPECTS, summeval_articles, summeval_subset_ids
-from scorers.data.fetch.download import download
+from scorers.data.fetch.download import GIT_BLOB, download
 from scorers.data.records import RecordError, load_records
 from scorers.data.sources.gem_release import gem_release_records
 from scorers.data.sources.summaries import lfqa_e_records, space_records, summeval_records
@@ -187,7 +187,7 @@ def _serve_everything(root: Path) -> dict[str, catalog.Dataset]:
             return spec
         return dataclasses.replace(spec, sha256=_sha(blobs[(spec.repo, spec.path)]))
 
-    return {
+    pinned = {
         name: dataclasses.replace(
             entry,
             files=tuple(pin(spec) for spec in entry.files),
@@ -196,6 +196,29 @@ def _serve_everything(root: Path) -> dict[str, catalog.Dataset]:
         )
         for name, entry in published.items()
     }
+    return {
+        name: dataclasses.replace(entry, more_files_digest=_derived_digest(entry, root))
+        if entry.more_files is not None
+        else entry
+        for name, entry in pinned.items()
+    }
+
+
+def _derived_digest(entry: catalog.Dataset, root: Path) -> str:
+    """The digest over the files a dataset derives from its first ones, on the server's bytes
+    (the fixture's, as the real entry's digest is over the pinned commit's)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        raw = Path(folder)
+        for spec in entry.files:
+            target = spec.local(raw)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes((root / spec.repo / spec.commit / spec.path).read_bytes())
+        derived = entry.more_files(raw)
+    return catalog.files_digest(
+        {s.path: _sha((root / s.repo / s.commit / s.path).read_bytes()) for s in derived}
+    )
 
 
 @pytest.fixture
@@ -223,7 +246,9 @@ def test_every_dataset_is_fetched_converted_and_read_back(fixtures, tmp_path: Pa
         assert not (folder / ".download").exists()  # downloads removed once checked
         record = json.loads((folder / "SOURCE.json").read_text())
         assert set(record["outputs"]) == set(entry.outputs)
-        assert all(url.startswith(base) for url in record["downloads"])
+        # canonical URLs, the mirror they came through apart
+        assert all(url.startswith(catalog.RAW_BASE) for url in record["downloads"])
+        assert record["fetched_through"] == base
         assert entry.source in (folder / "SOURCE.md").read_text()
 
     # ICLR 2023: rows 300-1,499, three reviews each with their summaries
@@ -298,9 +323,10 @@ def test_the_cli_fetches_resumes_and_says_what_it_did(fixtures, tmp_path: Path, 
     assert (data / "iclr2023_gem" / "iclr2023_reviews.jsonl").exists()
     assert data_main(argv) == 0
     assert "decisions: already in" in capsys.readouterr().out
-    # a damaged output is fetched again
+    # a damaged output is reported, with its path, then fetched again
     (data / "decisions" / "iclr2020_decisions.csv").write_text("id,decision\n")
-    assert data_main(argv) == 0
+    with pytest.warns(UserWarning, match=r"iclr2020_decisions.csv is damaged \(sha256 .*fetched"):
+        assert data_main(argv) == 0
     assert "decisions: already in" not in capsys.readouterr().out
     assert len(read_decisions(data / "decisions" / "iclr2020_decisions.csv")) == 2
 
@@ -313,6 +339,26 @@ def test_help_lists_every_dataset(capsys):
     for entry in catalog.DATASETS:
         assert f"  {entry.name} " in shown
     assert data_main(["data", "fetch", "nonesuch"]) == 2
+
+
+def test_an_unknown_year_points_to_the_builder(capsys):
+    assert data_main(["data", "fetch", "iclr2025"]) == 2
+    said = capsys.readouterr().err
+    assert "unknown dataset 'iclr2025'" in said and "gem-tasks data build --venue" in said
+
+
+def test_a_dataset_another_needs_says_so_when_the_mirror_lacks_it(
+    fixtures, loopback_mirror, tmp_path: Path, capsys
+):
+    base, entries = fixtures
+    root = loopback_mirror[1]
+    gem = entries["iclr2023-gem"].files[0]
+    (root / gem.repo / gem.commit / gem.path).unlink()  # the mirror lacks the GEM release
+    argv = ["data", "fetch", "decisions", "--out", str(tmp_path), "--mirror", base, "--quiet"]
+    assert data_main(argv) == 2
+    said = capsys.readouterr().err
+    assert "decisions needs iclr2023-gem, fetched first" in said
+    assert "HTTP 404" in said and f"the mirror has no copy of {gem.url()}" in said
 
 
 def test_a_dataset_needing_another_is_refused_until_it_is_there(fixtures, tmp_path: Path):
@@ -349,6 +395,12 @@ def test_changed_bytes_are_refused_and_not_kept(loopback_mirror, tmp_path: Path)
     assert not target.exists() and not target.with_name("f.bin.part").exists()
     with pytest.raises(FetchError, match="HTTP 404"):
         download(f"{base}/missing.bin", target)
+    # through a mirror, the mirror's copy is the one named as differing, or as missing
+    canonical = "https://raw.githubusercontent.com/o/r/c/f.bin"
+    with pytest.raises(FetchError, match=f"the mirror's copy of {canonical} is .* not the pinned"):
+        download(f"{base}/f.bin", target, sha256=_sha(b"the pinned bytes"), source=canonical)
+    with pytest.raises(FetchError, match=f"HTTP 404.*the mirror has no copy of {canonical}"):
+        download(f"{base}/missing.bin", target, source=canonical)
 
 
 def test_an_unreachable_host_says_what_to_do(tmp_path: Path):
@@ -383,13 +435,44 @@ def test_a_pickle_that_names_code_is_refused(tmp_path: Path):
         summeval_articles(tmp_path / "raw", tmp_path)
 
 
-def test_the_pinned_sources_are_commits_and_digests():
+def _is_pin(pin: str | None) -> bool:
+    if pin is None:
+        return False
+    if pin.startswith(GIT_BLOB):
+        return len(pin.removeprefix(GIT_BLOB)) == 40 and int(pin.removeprefix(GIT_BLOB), 16) >= 0
+    return len(pin) == 64 and int(pin, 16) >= 0
+
+
+def test_every_byte_a_fetch_reads_is_pinned():
+    """Every file a dataset names has its sha256 or git object id; the files it derives (the
+    ICLR 2026 notes, SPACE's gold summaries) one digest over them all; every output its sha256
+    or git object id."""
     for entry in catalog.DATASETS:
         specs = [*entry.files] + ([entry.licence_file] if entry.licence_file else [])
         for spec in specs:
             assert len(spec.commit) == 40 and int(spec.commit, 16) >= 0, spec
-            assert spec.sha256 is None or len(spec.sha256) == 64, spec
-        assert entry.outputs and all(d is None or len(d) == 64 for d in entry.outputs.values())
+            assert _is_pin(spec.sha256), spec
+        if entry.more_files is not None:
+            assert _is_pin(entry.more_files_digest), entry.name
+        assert entry.outputs and all(_is_pin(d) for d in entry.outputs.values()), entry.name
+
+
+def test_a_files_digest_by_hand():
+    digests = {"b/2.json": "2" * 64, "a/1.json": "1" * 64}
+    lines = f"a/1.json {'1' * 64}\nb/2.json {'2' * 64}\n"
+    assert catalog.files_digest(digests) == hashlib.sha256(lines.encode()).hexdigest()
+
+
+def test_a_git_object_id_pin_by_hand(tmp_path: Path):
+    from scorers.data.fetch.download import git_blob_of, matches
+
+    path = tmp_path / "f.json"
+    path.write_bytes(b"hello\n")
+    # git hash-object of "hello\n"
+    assert git_blob_of(path) == "ce013625030ba8dba906f756967f9e9ca394464a"
+    assert matches(path, f"{GIT_BLOB}ce013625030ba8dba906f756967f9e9ca394464a")
+    assert not matches(path, f"{GIT_BLOB}{'0' * 40}")
+    assert matches(path, hashlib.sha256(b"hello\n").hexdigest())
 
 
 def test_many_small_files_are_downloaded_several_at_once(

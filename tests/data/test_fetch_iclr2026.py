@@ -308,6 +308,16 @@ def test_fetch_downloads_the_list_and_the_papers_it_names_and_converts(
             skip=1,
         ),
         outputs=dict.fromkeys(published.outputs),
+        # the digest over the paper files the fetch derives from the fixture's list
+        more_files_digest=catalog.files_digest(
+            {
+                path: hashlib.sha256(data).hexdigest()
+                for path, data in _lay_out(unlisted=("rzGEfYr2ZC",)).items()
+                if path.startswith("docs/data/papers/")
+                and path.rsplit("/", 1)[1].removesuffix(".json")
+                in ("22hBwIf7OC", "3a2QuEzveq", "Z14gV0qz5r", "rzGEfYr2ZC")
+            }
+        ),
     )
     monkeypatch.setattr(catalog, "DATASETS", (entry,))
     # the fixture's list leaves rzGEfYr2ZC out, as the real one leaves out Q5Zp1KAFSi

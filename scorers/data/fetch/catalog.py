@@ -1,13 +1,16 @@
 """The public datasets ``gem-tasks data fetch`` knows: where each is published (a repository
-pinned to a commit), the files taken from it with their sha256 where the bytes are known, its
-licence and attribution, and the converter that writes the files the tasks read.
+pinned to a commit), every file taken from it pinned (its sha256; its git object id where only
+the repository's tree was at hand; for the sources of many small files, one digest over every
+file's sha256), its licence and attribution, and the converter that writes the files the tasks
+read.
 
-Every output's sha256 is pinned too, where it is known: a fetch that converts to other bytes
-than the ones the committed evidence was computed on stops and says so.
+Every output is pinned too: a fetch that converts to other bytes than the ones the committed
+evidence was computed on stops and says so.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import urllib.parse
 from collections.abc import Callable, Sequence
@@ -16,15 +19,16 @@ from pathlib import Path
 
 from scorers.data.fetch import convert, iclr2026
 
-__all__ = ["DATASETS", "Dataset", "SourceFile", "dataset"]
+__all__ = ["DATASETS", "Dataset", "SourceFile", "dataset", "files_digest"]
 
 RAW_BASE = "https://raw.githubusercontent.com"
 
 
 @dataclass(frozen=True)
 class SourceFile:
-    """One file of a source repository at a pinned commit; ``sha256`` None where its bytes
-    are not known in advance (the digest downloaded is then recorded, not checked)."""
+    """One file of a source repository at a pinned commit and its pin: its sha256, or
+    ``git-blob:<object id>`` (:data:`~scorers.data.fetch.download.GIT_BLOB`); None only for the
+    files a dataset derives (``more_files``), which its ``more_files_digest`` pins together."""
 
     repo: str
     commit: str
@@ -48,7 +52,9 @@ class Dataset:
     derives the rest from what is already there); ``convert(raw, out, data_dir)`` writes the
     outputs into ``out`` (``<data_dir>/<folder>``) from the downloads under ``raw`` and returns
     their names; ``outputs`` pins each output's sha256 (None: not known in advance);
-    ``requires`` names datasets whose outputs the converter reads (fetched first)."""
+    ``requires`` names datasets whose outputs the converter reads (fetched first);
+    ``more_files_digest`` pins the files ``more_files`` derives, all together
+    (:func:`files_digest`)."""
 
     name: str
     folder: str
@@ -62,6 +68,14 @@ class Dataset:
     licence_file: SourceFile | None = None
     more_files: Callable[[Path], list[SourceFile]] | None = None
     requires: tuple[str, ...] = field(default=())
+    more_files_digest: str | None = None
+
+
+def files_digest(digests: dict[str, str]) -> str:
+    """One sha256 over many files: of the lines ``<path> <sha256>``, sorted by path, each ended
+    by a newline (``digests``: path -> the file's sha256)."""
+    lines = "".join(f"{path} {digest}\n" for path, digest in sorted(digests.items()))
+    return hashlib.sha256(lines.encode("utf-8")).hexdigest()
 
 
 def _repo_file(repo: str, commit: str) -> Callable[[str, str | None], SourceFile]:
@@ -77,11 +91,26 @@ GPPM = _repo_file(
     "b17df54a515f24972ac575a267a9b401d6d10400",
 )
 PAPERLISTS_2020 = SourceFile(
-    "papercopilot/paperlists", "78cd1f45c0f9788f78c68c92bd41e5eb5346ac0b", "iclr/iclr2020.json"
+    "papercopilot/paperlists",
+    "78cd1f45c0f9788f78c68c92bd41e5eb5346ac0b",
+    "iclr/iclr2020.json",
+    "6d6f64bebcddd22be0a88ebe87a2e9c09424d6a784902930bd8bdcdf1bbfb0e8",
 )
 PAPERLISTS_2023 = SourceFile(
-    "papercopilot/paperlists", "8446533d9819f5f916772aff2ac750b181c28d88", "iclr/iclr2023.json"
+    "papercopilot/paperlists",
+    "8446533d9819f5f916772aff2ac750b181c28d88",
+    "iclr/iclr2023.json",
+    "a9281c44d2964cc0a5ac205ab01c092c0de83f8f3cd2ce1686ffc139a91f0c44",
 )
+LFQA_E_BENCHMARK = "git-blob:cf2aeb245c1d7b7fd658b7293df77d4c890e101b"
+"""LFQA-E's English benchmark, ``data/unified_benchmark_en.json`` at 81eb3e3: pinned by the git
+object id its repository's tree gives it (its bytes were not at hand); the fetch copies it as
+it is, so the output has the same id."""
+ICLR2026_PAPERS_DIGEST = "7d16bcc90f7a507fd3dea3e3acba74fcd13a8abdc2c3372cf06c736d9d797bda"
+""":func:`files_digest` of the 17,275 tracker paper files the converter reads at 8dc6f4d3 (the
+17,274 the list names and the one it leaves out), computed from the repository's objects."""
+SPACE_GOLD_DIGEST = "b65a2c0481ef2cf63eb4cbad431fe802ea66ca4f8cafd55b0b11f1d4320fd4e6"
+""":func:`files_digest` of the 525 gold summaries of SPACE's development hotels at c136ac00."""
 BARTSCORE = _repo_file("neulab/BARTScore", "248f511cb34ae3753fc81f7d7a945de5bfe33458")
 SUMMEVAL = _repo_file("Yale-LILY/SummEval", "7e4330d0e08c78d536711657ac2bf8895152c9ed")
 QT = _repo_file("stangelid/qt", "c136ac00e03adf443b90cd65ba0523a3617be01f")
@@ -316,6 +345,7 @@ DATASETS: tuple[Dataset, ...] = (
         "whitespace collapsed, one hotel per line.",
         files=(SPACE_SPLITS,),
         more_files=_space_gold,
+        more_files_digest=SPACE_GOLD_DIGEST,
         licence_file=QT(
             "LICENSE", "2a9515eb0c8f8a1757cb23e2155f439c79657ce0bd7cd44fac63e9c5b6a98592"
         ),
@@ -339,7 +369,7 @@ DATASETS: tuple[Dataset, ...] = (
         attribution="LFQA-E by its authors; questions from Reddit's ELI5. Both files as "
         "published, checked for the fields the task reads.",
         files=(
-            LFQA_E("data/unified_benchmark_en.json"),
+            LFQA_E("data/unified_benchmark_en.json", LFQA_E_BENCHMARK),
             LFQA_E_FIRST(
                 "data/en_test.json",
                 "b7f5aefcf79382c83a6cfff530460762204d043f0dc79c02c7c6423f2ab352ea",
@@ -349,7 +379,7 @@ DATASETS: tuple[Dataset, ...] = (
             _in(raw, LFQA_E("x")), _in(raw, LFQA_E_FIRST("x")), out
         ),
         outputs={
-            "lfqa_e_en.json": None,
+            "lfqa_e_en.json": LFQA_E_BENCHMARK,
             "lfqa_e_en_sample.json": (
                 "b7f5aefcf79382c83a6cfff530460762204d043f0dc79c02c7c6423f2ab352ea"
             ),
@@ -381,6 +411,7 @@ DATASETS: tuple[Dataset, ...] = (
             ),
         ),
         more_files=_iclr2026_papers,
+        more_files_digest=ICLR2026_PAPERS_DIGEST,
         convert=lambda raw, out, _: iclr2026.convert(
             _in(raw, ICLR2026_LIST), _in(raw, ICLR2026_ACCEPTED("x")), out
         ),
@@ -401,7 +432,11 @@ def dataset(name: str) -> Dataset:
     for entry in DATASETS:
         if entry.name == name:
             return entry
-    raise KeyError(f"unknown dataset {name!r}; known: {', '.join(names())}")
+    raise KeyError(
+        f"unknown dataset {name!r}; known: {', '.join(names())}. Another ICLR (2018-) or "
+        "NeurIPS (2021-) year is built from OpenReview: gem-tasks data build --venue "
+        "ICLR.cc/<year>/Conference --out data/<name>"
+    )
 
 
 def names() -> Sequence[str]:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from scorers.errors import GemTasksError
 
-__all__ = ["FetchError", "download", "sha256_of"]
+__all__ = ["GIT_BLOB", "FetchError", "download", "git_blob_of", "matches", "sha256_of"]
 
 CHUNK = 1 << 16
 TIMEOUT_S = 60
@@ -36,6 +36,28 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
+GIT_BLOB = "git-blob:"
+"""The prefix of a pin that is a file's git object id (sha1 of ``blob <size>\\0`` and the
+bytes) instead of its sha256: how a file is pinned whose bytes were not at hand but whose
+repository tree, which names every file's object id, was."""
+
+
+def git_blob_of(path: Path) -> str:
+    """The git object id of a file's bytes, as ``git hash-object`` computes it."""
+    digest = hashlib.sha1(f"blob {path.stat().st_size}\0".encode())
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(CHUNK), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def matches(path: Path, pin: str) -> bool:
+    """Whether the file's bytes are the ones ``pin`` names (a sha256, or ``git-blob:<id>``)."""
+    if pin.startswith(GIT_BLOB):
+        return git_blob_of(path) == pin.removeprefix(GIT_BLOB)
+    return sha256_of(path) == pin
+
+
 def _unreachable(url: str, reason: object) -> FetchError:
     host = urllib.parse.urlsplit(url).netloc or url
     return FetchError(
@@ -46,30 +68,37 @@ def _unreachable(url: str, reason: object) -> FetchError:
 
 
 def download(
-    url: str, path: Path, *, sha256: str | None = None, progress: object | None = None
+    url: str,
+    path: Path,
+    *,
+    sha256: str | None = None,
+    progress: object | None = None,
+    source: str | None = None,
 ) -> str:
     """Download ``url`` to ``path`` and return the file's sha256.
 
     Args:
         url: what to fetch (http or https).
         path: where the file goes; its folder is created. A complete file already there is kept
-            when it matches ``sha256`` (or, with no sha256 known, whenever it exists); a
-            ``<path>.part`` left by a stopped download is continued where the server supports
-            ranges, else started over.
-        sha256: the expected hex digest, or None where the bytes are not known in advance (the
-            digest is then returned for the caller to record).
+            when it matches the pin (or, with none, whenever it exists); a ``<path>.part`` left
+            by a stopped download is continued where the server supports ranges, else started
+            over.
+        sha256: the pin: the expected hex sha256, or ``git-blob:<id>`` (:data:`GIT_BLOB`), or
+            None where the bytes are checked otherwise (a digest over several files, which the
+            caller checks from the returned sha256).
         progress: an object with ``update(n_bytes)`` (a tqdm bar), or None.
+        source: the file's canonical URL when ``url`` is a mirror's copy of it: errors then say
+            the mirror's copy is the one that differs or is missing.
 
     Raises:
-        FetchError: the server unreachable, an HTTP error (404: the pinned file is gone), or
-            the bytes differ from ``sha256`` (the partial file is removed, so a retry starts
-            over).
+        FetchError: the server unreachable, an HTTP error (404: the pinned file is gone, or not
+            on the mirror), or the bytes differ from the pin (the partial file is removed).
     """
+    mirror = source is not None and source != url
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.exists():
-        digest = sha256_of(path)
-        if sha256 is None or digest == sha256:
-            return digest
+        if sha256 is None or matches(path, sha256):
+            return sha256_of(path)
         path.unlink()  # a file that is not the pinned one: fetch it again
     part = path.with_name(path.name + ".part")
     done = part.stat().st_size if part.exists() else 0
@@ -82,7 +111,10 @@ def download(
         if exc.code == 416 and done:  # the part is already whole
             response = None
         else:
-            raise FetchError(f"cannot download {url}: HTTP {exc.code} {exc.reason}") from None
+            where = f" (the mirror has no copy of {source})" if mirror else ""
+            raise FetchError(
+                f"cannot download {url}: HTTP {exc.code} {exc.reason}{where}"
+            ) from None
     except (urllib.error.URLError, OSError) as exc:
         raise _unreachable(url, getattr(exc, "reason", exc)) from None
     if response is not None:
@@ -102,11 +134,18 @@ def download(
             except (urllib.error.URLError, OSError) as exc:
                 raise _unreachable(url, getattr(exc, "reason", exc)) from None
     digest = sha256_of(part)
-    if sha256 is not None and digest != sha256:
+    if sha256 is not None and not matches(part, sha256):
+        found = f"git-blob:{git_blob_of(part)}" if sha256.startswith(GIT_BLOB) else digest
         part.unlink()
+        if mirror:
+            raise FetchError(
+                f"{url}: the mirror's copy of {source} is {found}, not the pinned {sha256}: the "
+                "mirror holds other bytes than the source at its pinned commit; fix the mirror "
+                "or fetch from the source"
+            )
         raise FetchError(
-            f"{url}: sha256 {digest} differs from the pinned {sha256} (the file at the pinned "
-            "commit changed, or the download was corrupted); removed, run the command again"
+            f"{url}: {found} differs from the pinned {sha256} (the file at the pinned commit "
+            "changed, or the download was corrupted); removed, run the command again"
         )
     os.replace(part, path)
     return digest

@@ -14,16 +14,17 @@ from __future__ import annotations
 import datetime as dt
 import json
 import shutil
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from scorers.data.fetch import catalog
-from scorers.data.fetch.catalog import RAW_BASE, Dataset, SourceFile
-from scorers.data.fetch.download import FetchError, download, sha256_of
+from scorers.data.fetch.catalog import RAW_BASE, Dataset, SourceFile, files_digest
+from scorers.data.fetch.download import GIT_BLOB, FetchError, download, matches, sha256_of
 from scorers.data.records import RecordError
 
-__all__ = ["fetch_dataset", "fetched", "fetch_order"]
+__all__ = ["damaged", "fetch_dataset", "fetch_order", "fetched"]
 
 DOWNLOADS = ".download"
 
@@ -45,20 +46,30 @@ def fetch_order(names: Sequence[str]) -> list[Dataset]:
     return order
 
 
-def fetched(entry: Dataset, data_dir: Path) -> bool:
-    """Whether the dataset's outputs are in ``data_dir`` as its last fetch recorded them."""
+def damaged(entry: Dataset, data_dir: Path) -> list[str] | None:
+    """None when the dataset was never fetched into ``data_dir`` (no ``SOURCE.json``); else what
+    is wrong with its outputs against what its fetch recorded, one line each (empty: intact)."""
     folder = data_dir / entry.folder
     record = folder / "SOURCE.json"
     if not record.exists():
-        return False
+        return None
     try:
         outputs = json.loads(record.read_text(encoding="utf-8"))["outputs"]
     except (ValueError, KeyError, TypeError):
-        return False
-    return set(outputs) == set(entry.outputs) and all(
-        (folder / name).exists() and sha256_of(folder / name) == digest
-        for name, digest in outputs.items()
-    )
+        return [f"{record} cannot be read"]
+    problems = [f"{folder / name} is missing" for name in sorted(set(entry.outputs) - set(outputs))]
+    for name, digest in sorted(outputs.items()):
+        path = folder / name
+        if not path.exists():
+            problems.append(f"{path} is missing")
+        elif sha256_of(path) != digest:
+            problems.append(f"{path} is damaged (sha256 {sha256_of(path)}, fetched as {digest})")
+    return problems
+
+
+def fetched(entry: Dataset, data_dir: Path) -> bool:
+    """Whether the dataset's outputs are in ``data_dir`` as its last fetch recorded them."""
+    return damaged(entry, data_dir) == []
 
 
 def _bar(total_files: int, progress: bool, label: str) -> Any:
@@ -75,14 +86,18 @@ DOWNLOAD_WORKERS = 8
 525 summaries) waits on round trips, not bandwidth."""
 
 
-def _download_all(files: Sequence[SourceFile], raw: Path, base: str, bar: Any) -> dict[str, str]:
-    """Download every file (several at once); the first failure stops the rest and is raised
-    (what finished stays on disk for the next try)."""
+def _download_all(
+    files: Sequence[SourceFile], raw: Path, base: str, bar: Any
+) -> dict[SourceFile, str]:
+    """Download every file (several at once) and return each one's sha256; the first failure
+    stops the rest and is raised (what finished stays on disk for the next try)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    def one(spec: SourceFile) -> tuple[str, str]:
-        url = spec.url(base)
-        return url, download(url, spec.local(raw), sha256=spec.sha256, progress=bar)
+    def one(spec: SourceFile) -> tuple[SourceFile, str]:
+        url, canonical = spec.url(base), spec.url()
+        return spec, download(
+            url, spec.local(raw), sha256=spec.sha256, progress=bar, source=canonical
+        )
 
     with ThreadPoolExecutor(max_workers=DOWNLOAD_WORKERS) as pool:
         futures = [pool.submit(one, spec) for spec in files]
@@ -114,8 +129,11 @@ def fetch_dataset(
     """
     entry = catalog.dataset(name)
     folder = data_dir / entry.folder
-    if fetched(entry, data_dir):
+    problems = damaged(entry, data_dir)
+    if problems == []:
         return folder
+    if problems:
+        warnings.warn(f"{name}: {'; '.join(problems)}: fetched again", UserWarning, stacklevel=2)
     for required in entry.requires:
         if not fetched(catalog.dataset(required), data_dir):
             raise FetchError(
@@ -129,11 +147,13 @@ def fetch_dataset(
     try:
         digests = _download_all(entry.files, raw, base, bar)
         if entry.more_files is not None:
-            digests |= _download_all(entry.more_files(raw), raw, base, bar)
+            more = _download_all(entry.more_files(raw), raw, base, bar)
+            _check_more_files(entry, more, mirror=mirror)
+            digests |= more
         if entry.licence_file is not None:
             spec = entry.licence_file
-            digests[spec.url(base)] = download(
-                spec.url(base), folder / "LICENSE", sha256=spec.sha256
+            digests[spec] = download(
+                spec.url(base), folder / "LICENSE", sha256=spec.sha256, source=spec.url()
             )
     finally:
         bar.close()
@@ -145,7 +165,7 @@ def fetch_dataset(
     outputs = {}
     for output, pinned in entry.outputs.items():
         digest = sha256_of(folder / output)
-        if pinned is not None and digest != pinned:
+        if pinned is not None and not matches(folder / output, pinned):
             (folder / output).unlink()
             raise FetchError(
                 f"{name}: {output} converts to sha256 {digest}, not the pinned {pinned} that "
@@ -153,30 +173,58 @@ def fetch_dataset(
                 "changed, or the converter did); removed"
             )
         outputs[output] = digest
-    _write_provenance(entry, folder, base, digests, outputs)
+    _write_provenance(entry, folder, mirror, digests, outputs)
     shutil.rmtree(raw, ignore_errors=True)
     return folder
 
 
+def _check_more_files(
+    entry: Dataset, digests: dict[SourceFile, str], *, mirror: str | None
+) -> None:
+    """The files a dataset derives from its first ones are the pinned ones: their
+    :func:`~scorers.data.fetch.catalog.files_digest` is the dataset's ``more_files_digest``."""
+    if entry.more_files_digest is None:
+        raise FetchError(f"{entry.name}: its derived files have no pin (more_files_digest)")
+    found = files_digest({spec.path: digest for spec, digest in digests.items()})
+    if found != entry.more_files_digest:
+        whose = f"the mirror's copies at {mirror}" if mirror else "the source's files"
+        raise FetchError(
+            f"{entry.name}: the {len(digests)} files derived from its list digest to {found}, "
+            f"not the pinned {entry.more_files_digest}: {whose} differ from the pinned commit's "
+            f"(or the list names other files); the downloads stay in place for a look"
+        )
+
+
 def _write_provenance(
-    entry: Dataset, folder: Path, base: str, downloads: dict[str, str], outputs: dict[str, str]
+    entry: Dataset,
+    folder: Path,
+    mirror: str | None,
+    downloads: dict[SourceFile, str],
+    outputs: dict[str, str],
 ) -> None:
     from scorers.signature import package_version
 
     when = dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat()
-    pinned = {spec.url(base): spec.sha256 for spec in entry.files}
-    if entry.licence_file is not None:
-        pinned[entry.licence_file.url(base)] = entry.licence_file.sha256
     record = {
         "dataset": entry.name,
         "source": entry.source,
         "licence": entry.licence,
         "fetched": when,
         "fetched_by": f"gem-tasks {package_version()}",
+        # canonical URLs; the mirror the bytes came through, apart
+        "fetched_through": mirror.rstrip("/") if mirror else None,
         "downloads": {
-            url: {"sha256": digest, "checked": pinned.get(url) is not None}
-            for url, digest in sorted(downloads.items())
+            spec.url(): {
+                "sha256": digest,
+                "pinned_by": "sha256"
+                if spec.sha256 and not spec.sha256.startswith(GIT_BLOB)
+                else "git object id"
+                if spec.sha256
+                else "the digest over the dataset's derived files",
+            }
+            for spec, digest in sorted(downloads.items(), key=lambda item: item[0].url())
         },
+        "derived_files_digest": entry.more_files_digest,
         "outputs": outputs,
     }
     commits = sorted({f"{spec.repo}@{spec.commit}" for spec in (*entry.files,)})
