@@ -9,6 +9,7 @@ import math
 from inspect_ai.scorer import Metric, SampleScore, metric
 
 from scorers.corpus import bootstrap_interval
+from scorers.data.candidates import MEMBERS
 from scorers.errors import UnknownMetricError
 from scorers.registry import metric_spec
 from scorers.types import AT_TOKEN_LIMIT
@@ -91,14 +92,33 @@ def at_token_limit() -> Metric:
 # -- paired (before/after) scores of the robustness task ----------------------------------------
 
 
+PAIRED_UNIT = "entity"
+"""Sample metadata key of the independent unit of the paired statistics: the input a sample is
+about (a paper, a question, an article, a hotel; :func:`scorers.data.negatives.entity_of`)."""
+
+
 def _pairs(scores: list[SampleScore]) -> tuple[list[float], list[float]]:
-    before, after = [], []
+    """(before, after) per independent unit: the samples of one entity (an article's systems,
+    a question's answers, a hotel's aspects) are averaged into one pair (over the pairs both of
+    whose sides are scored; none: an unscored unit), so that every paired statistic counts the
+    unit that is independent, not its copies. One sample per paper gives the samples' pairs."""
+    units: dict[str, list[tuple[float, float]]] = {}
     for sample in scores:
         value = sample.score.value
         if not isinstance(value, dict):
             raise ValueError("paired metrics need scores with 'before' and 'after' values")
-        before.append(float(value["before"]))
-        after.append(float(value["after"]))
+        meta = sample.sample_metadata or {}
+        unit = str(meta.get(PAIRED_UNIT) or meta.get("paper_id") or sample.sample_id)
+        units.setdefault(unit, []).append((float(value["before"]), float(value["after"])))
+    before, after = [], []
+    for pairs in units.values():
+        finite = [(b, a) for b, a in pairs if math.isfinite(b) and math.isfinite(a)]
+        if finite:
+            before.append(sum(b for b, _ in finite) / len(finite))
+            after.append(sum(a for _, a in finite) / len(finite))
+        else:
+            before.append(math.nan)
+            after.append(math.nan)
     return before, after
 
 
@@ -299,59 +319,96 @@ def _direction(scorer: str | None) -> float:
         return 1.0
 
 
-@metric
-def preference_agreement() -> Metric:
-    """How often the metric orders a human preference pair as the annotator did: per input
-    (``paper_id``) with two rated candidates (``ratings.preferred`` 1 and 0), 1 when the
-    preferred answer scores better, 1/2 for a tie, 0 otherwise; the share over the pairs
-    (``preference_agreement``, the headline, a corpus statistic), its 95% percentile interval
-    over 2,000 bootstrap resamples of the pairs (``preference_agreement_ci95_lower`` /
-    ``_upper``) and the number of pairs (``preference_pairs``). A pair the annotator judged a
-    tie (both rated 1/2) orders nothing: it is counted in ``preference_ties``, not in the
-    share. A pair with an unscored side is left out; an input with another number of rated
-    candidates is an error."""
-
-    def compute(scores: list[SampleScore]) -> dict[str, float]:
-        by_input: dict[str, list[tuple[float, float]]] = {}
-        sign = 1.0
-        for sample in scores:
-            meta = sample.sample_metadata or {}
-            ratings = meta.get("ratings") or {}
+def _preference_places(scores: list[SampleScore]) -> dict[str, list[tuple[float, float, str]]]:
+    """Each compared pair (its record) -> its two places as (the human's rating of that answer,
+    the metric's score, the question it is about): from every sample's
+    :data:`~scorers.data.candidates.MEMBERS` (one text scored once, in every pair it is in),
+    else from the sample itself (one sample per answer of a pair)."""
+    by_pair: dict[str, list[tuple[float, float, str]]] = {}
+    for sample in scores:
+        meta = sample.sample_metadata or {}
+        value = float(sample.score.as_float())
+        unit = str(meta.get("entity") or meta.get("paper_id") or sample.sample_id)
+        places = meta.get(MEMBERS) or [
+            {"record": meta.get("paper_id") or sample.sample_id, "ratings": meta.get("ratings")}
+        ]
+        for place in places:
+            ratings = place.get("ratings") or {}
             if PREFERENCE not in ratings:
                 raise ValueError(f"sample {sample.sample_id!r} has no '{PREFERENCE}' rating")
-            sign = _direction(sample.scorer)
-            key = str(meta.get("paper_id") or sample.sample_id)
-            value = float(sample.score.as_float())
-            by_input.setdefault(key, []).append((float(ratings[PREFERENCE]), value))
-        pairs = []
+            by_pair.setdefault(str(place["record"]), []).append(
+                (float(ratings[PREFERENCE]), value, unit)
+            )
+    return by_pair
+
+
+@metric
+def preference_agreement() -> Metric:
+    """How a metric orders the human preference pairs (one record per compared pair, each answer
+    scored once however many pairs it is in), in two readings, each with its 95% percentile
+    interval over 2,000 bootstrap resamples of the questions (the independent unit: a
+    question's pairs share its answers and its reference):
+
+    - ``preference_agreement`` (the headline, this project's): over the pairs the annotator
+      ordered, 1 when the preferred answer scores better, 1/2 for a tie of scores, 0 otherwise;
+      a pair the annotator judged a tie orders nothing (counted in ``preference_ties``);
+    - ``preference_accuracy`` (LFQA-E's published accuracy): over every pair, the annotator's
+      ties (``same``) included, 1 when the metric's order states the label (a tie of scores
+      states ``same``), else 0.
+
+    ``preference_pairs`` counts the pairs of the first, ``preference_accuracy_pairs`` those of
+    the second, ``preference_questions`` the questions. A pair with an unscored side is left out
+    of both; a pair with another number of rated answers is an error."""
+
+    def compute(scores: list[SampleScore]) -> dict[str, float]:
+        sign = _direction(scores[0].scorer) if scores else 1.0
+        ordered: list[tuple[float, str]] = []
+        labelled: list[tuple[float, str]] = []
         ties = 0
-        for key, rated in by_input.items():
-            if len(rated) == 1:  # the other answer was unscored (Inspect leaves it out)
-                continue
-            if len(rated) == 2 and [r for r, _ in rated] == [0.5, 0.5]:
-                ties += 1  # the annotator preferred neither
-                continue
-            if len(rated) != 2 or {r for r, _ in rated} != {0.0, 1.0}:
+        for pair, places in _preference_places(scores).items():
+            rated = sorted(r for r, _, _ in places)
+            if len(places) != 2 or rated not in ([0.0, 1.0], [0.5, 0.5]):
+                if len(places) == 1:  # the other answer was unscored (Inspect leaves it out)
+                    continue
                 raise ValueError(
-                    f"input {key!r}: a preference pair needs two candidates rated 1 and 0 "
-                    f"(or 1/2 and 1/2, a tie), got {sorted(r for r, _ in rated)}"
+                    f"pair {pair!r}: a preference pair needs two answers rated 1 and 0 (or 1/2 "
+                    f"and 1/2, a tie), got {rated}"
                 )
-            preferred = next(v for r, v in rated if r == 1.0)
-            other = next(v for r, v in rated if r == 0.0)
-            if math.isfinite(preferred) and math.isfinite(other):
-                pairs.append((sign * preferred, sign * other))
-        value = statistics.preference_agreement(pairs)
-        if pairs:
-            rows = [[1.0 if a > b else 0.5 if a == b else 0.0] for a, b in pairs]
-            low, high = bootstrap_interval(lambda r: float(r[:, 0].mean()), rows)
-        else:
-            low = high = math.nan
+            (r_a, v_a, unit), (r_b, v_b, _) = places
+            if not (math.isfinite(v_a) and math.isfinite(v_b)):
+                continue
+            a, b = sign * v_a, sign * v_b
+            said = "same" if a == b else "a" if a > b else "b"
+            label = "same" if r_a == r_b else "a" if r_a > r_b else "b"
+            labelled.append((1.0 if said == label else 0.0, unit))
+            if label == "same":
+                ties += 1
+                continue
+            preferred, other = (a, b) if label == "a" else (b, a)
+            ordered.append((1.0 if preferred > other else 0.5 if preferred == other else 0.0, unit))
+
+        def share(rows: list[tuple[float, str]]) -> tuple[float, float, float]:
+            if not rows:
+                return math.nan, math.nan, math.nan
+            values = [[v] for v, _ in rows]
+            low, high = bootstrap_interval(
+                lambda r: float(r[:, 0].mean()), values, items=[u for _, u in rows]
+            )
+            return sum(v for v, _ in rows) / len(rows), low, high
+
+        agreement, a_low, a_high = share(ordered)
+        accuracy, c_low, c_high = share(labelled)
         return {
-            "preference_agreement": value,
-            "preference_agreement_ci95_lower": low,
-            "preference_agreement_ci95_upper": high,
-            "preference_pairs": float(len(pairs)),
+            "preference_agreement": agreement,
+            "preference_agreement_ci95_lower": a_low,
+            "preference_agreement_ci95_upper": a_high,
+            "preference_pairs": float(len(ordered)),
             "preference_ties": float(ties),
+            "preference_accuracy": accuracy,
+            "preference_accuracy_ci95_lower": c_low,
+            "preference_accuracy_ci95_upper": c_high,
+            "preference_accuracy_pairs": float(len(labelled)),
+            "preference_questions": float(len({u for _, u in labelled})),
         }
 
     return compute

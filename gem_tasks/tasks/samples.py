@@ -12,6 +12,7 @@ from inspect_ai.model import ChatMessageSystem, ChatMessageUser, ModelOutput
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 import prompts
+from scorers.data.candidates import MEMBERS, distinct_candidates, mean_ratings
 from scorers.data.paper_docs import (
     CHARS_PER_TOKEN,
     DATASET,
@@ -29,6 +30,7 @@ from scorers.registry import refuse_out_of_domain, resolve_metric_names
 __all__ = [
     "ANSWER",
     "candidate_samples",
+    "distinct_candidate_samples",
     "CHARS_PER_TOKEN",
     "DEMO_DATASET",
     "SPACE_DEMO",
@@ -288,6 +290,35 @@ def candidate_samples(
         )
         for entry in found
     ]
+
+
+def distinct_candidate_samples(
+    records: Sequence[PaperRecord], documents: Mapping[str, tuple[str, Mapping[str, Any]]]
+) -> list[Sample]:
+    """One sample per distinct candidate text of an entity (:func:`scorers.data.candidates.
+    distinct_candidates`): a text several records share (LFQA-E's answers, one record per
+    compared pair) is scored once. The sample is that text where it first appears, with the
+    document of that record (``documents``: record id -> its input text and document), its
+    ratings the mean of every place's (:func:`~scorers.data.candidates.mean_ratings`), and every
+    place it appears in its metadata (:data:`~scorers.data.candidates.MEMBERS`)."""
+    samples = []
+    for found in distinct_candidates(records):
+        text, document = documents[found.record.id]
+        sample = document_sample(
+            found.record,
+            text,
+            document,
+            sample_id=f"{found.record.id}/{found.candidate.id}",
+            answer={
+                "source": f"system:{found.candidate.id}",
+                "id": found.candidate.id,
+                "text": found.candidate.text,
+                "ratings": mean_ratings(found.members),
+            },
+        )
+        sample.metadata[MEMBERS] = [dict(m) for m in found.members]
+        samples.append(sample)
+    return samples
 
 
 def scored_dataset(samples: Sequence[Sample]) -> dict[str, Any] | None:

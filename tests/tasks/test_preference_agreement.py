@@ -1,6 +1,8 @@
 """Pairwise human preferences (LFQA-E): the share of pairs a metric orders as the annotator did,
-by hand on sample scores (ties, an unscored side, a lower-is-better metric, malformed pairs),
-and end to end through the judgments task on a file written as LFQA-E publishes it."""
+and LFQA-E's published accuracy, by hand on sample scores (ties, an unscored side, a
+lower-is-better metric, malformed pairs, answers that recur in several pairs, the bootstrap over
+questions), and end to end through the judgments task on a file written as LFQA-E publishes
+it."""
 
 from __future__ import annotations
 
@@ -62,8 +64,80 @@ def test_a_lower_is_better_metric_agrees_when_the_preferred_answer_scores_lower(
     assert preference_agreement()(scores)["preference_agreement"] == 1.0
 
 
+def _member(record: str, preferred: float) -> dict:
+    return {"record": record, "candidate": "c", "ratings": {"preferred": preferred}}
+
+
+def _answer(question: str, value: float, *members: dict) -> SampleScore:
+    return SampleScore(
+        score=Score(value=value),
+        sample_id=f"{question}/{value}",
+        sample_metadata={"entity": question, "members": list(members)},
+        scorer="rouge_l",
+    )
+
+
+def test_answers_in_several_pairs_are_scored_once_and_read_in_every_pair():
+    """One question, three answers compared in three pairs (LFQA-E's layout): A over B, C over
+    A, B and C the same. Each answer is one sample with the pairs it is in; the metric scores
+    A 0.9, B 0.5, C 0.5."""
+    scores = [
+        _answer("q", 0.9, _member("ab", 1), _member("ac", 0)),
+        _answer("q", 0.5, _member("ab", 0), _member("bc", 0.5)),
+        _answer("q", 0.5, _member("ac", 1), _member("bc", 0.5)),
+    ]
+    found = preference_agreement()(scores)
+    # ordered pairs: ab right (1), ac wrong (0); bc the annotator's tie
+    assert found["preference_agreement"] == pytest.approx(0.5)
+    assert (found["preference_pairs"], found["preference_ties"]) == (2, 1)
+    # LFQA-E's accuracy over all three: ab says a (right), ac says a (wrong: c), bc says same
+    # (right: B and C score alike)
+    assert found["preference_accuracy"] == pytest.approx(2 / 3)
+    assert found["preference_accuracy_pairs"] == 3 and found["preference_questions"] == 1
+
+
+def test_the_interval_resamples_questions_not_pairs():
+    """Two questions of six pairs each, every pair of q1 right and every pair of q2 wrong: over
+    questions a resample holds q1 twice, q2 twice or one of each (0, 1/2 or 1); a bootstrap of
+    the twelve pairs would give a narrow interval around 1/2."""
+    scores = []
+    for question, right in (("q1", True), ("q2", False)):
+        for k in range(6):
+            pair = f"{question}-{k}"
+            good, bad = (0.9, 0.1) if right else (0.1, 0.9)
+            scores += [
+                _answer(question, good, _member(pair, 1)),
+                _answer(question, bad, _member(pair, 0)),
+            ]
+    found = preference_agreement()(scores)
+    assert found["preference_agreement"] == 0.5
+    assert found["preference_agreement_ci95_lower"] == 0.0
+    assert found["preference_agreement_ci95_upper"] == 1.0
+
+
+def test_the_judgments_task_scores_each_distinct_answer_once(tmp_path: Path):
+    """LFQA-E's first release: one record per compared pair; an answer in three pairs is one
+    sample, with the three places it appears."""
+    from gem_tasks.tasks.judgments import judgments
+
+    answers = {"a": "Answer A is long.", "b": "Answer B.", "c": "C, the third answer."}
+    rows = [
+        {"id": "q1", "question": "Why?", "Concise_Reference": "Because.",
+         x: answers[x[0]], y: answers[y[0]], f"{x}_vs_{y}": x}
+        for x, y in (("a_1", "b_1"), ("a_1", "c_1"), ("b_1", "c_1"))
+    ]  # fmt: skip
+    path = tmp_path / "pairs.json"
+    path.write_text(json.dumps(rows))
+    task = judgments(dataset=str(path), candidate="candidates", scorers="rouge_l")
+    texts = [s.metadata["answer"]["text"] for s in task.dataset]
+    assert sorted(texts) == sorted(answers.values())  # 3 samples, not 6
+    members = {s.metadata["answer"]["text"]: s.metadata["members"] for s in task.dataset}
+    assert [m["record"] for m in members[answers["a"]]] == ["q1:a_1_vs_b_1", "q1:a_1_vs_c_1"]
+    assert [m["ratings"]["preferred"] for m in members[answers["a"]]] == [1.0, 1.0]
+
+
 def test_malformed_pairs_are_refused():
-    with pytest.raises(ValueError, match="two candidates rated 1 and 0"):
+    with pytest.raises(ValueError, match="two answers rated 1 and 0"):
         preference_agreement()([_score("q1", 1, 0.2), _score("q1", 1, 0.3)])
     with pytest.raises(ValueError, match="no 'preferred' rating"):
         preference_agreement()(
@@ -96,6 +170,8 @@ def test_lfqa_e_as_published_runs_end_to_end(tmp_path: Path):
         display="none",
     )
     assert log.status == "success", log.error
+    # one pair per question: its two answers are distinct ("No idea." answers four questions:
+    # four texts, each scored against its own question's reference)
     assert len(log.samples) == 8
     assert all(not math.isnan(s.scores["rouge_l"].value) for s in log.samples)  # every one scored
     [score] = log.results.scores
@@ -103,3 +179,49 @@ def test_lfqa_e_as_published_runs_end_to_end(tmp_path: Path):
     # ROUGE-L prefers the answer that repeats the reference: right on q0-q2, wrong on q3
     assert (first, value.value) == ("preference_agreement", pytest.approx(0.75))
     assert score.metrics["preference_pairs"].value == 4
+
+
+def _lfqa_like(path: Path) -> Path:
+    """Two questions, four answers each, every two of them compared (six records a question):
+    twelve records, 24 answer places, 8 distinct answers (the layout of LFQA-E's public
+    sample)."""
+    import itertools
+
+    rows = []
+    for q in ("q1", "q2"):
+        answers = {f"{n}_answer": f"{q}: answer {n}, with its own words." for n in "wxyz"}
+        for a, b in itertools.combinations(sorted(answers), 2):
+            rows.append({"id": q, "question": f"Why {q}?", "Concise_Reference": f"Because {q}.",
+                         a: answers[a], b: answers[b], f"{a}_vs_{b}": a})  # fmt: skip
+    path.write_text(json.dumps(rows))
+    return path
+
+
+def test_robustness_perturbs_each_distinct_answer_once(tmp_path: Path):
+    from gem_tasks.tasks.robustness import robustness
+
+    data = _lfqa_like(tmp_path / "pairs.json")
+    task = robustness(
+        dataset=str(data), perturbation="random_replacement", scorers="rouge_l",
+        perturb="candidates",
+    )  # fmt: skip
+    assert len(task.dataset) == 8  # not 24
+    assert all(len(s.metadata["members"]) == 3 for s in task.dataset)  # each in three pairs
+    assert "statistical_unit" in task.metadata
+
+
+def test_paired_statistics_count_each_input_once():
+    """Three answers of question a (differences -1, -2, -3) and one of b (-4): the paired test
+    sees two units, a's mean difference -2 and b's -4."""
+    from gem_tasks.scoring.metrics import _pairs, mean_paired_difference
+
+    def pair(entity: str, before: float, after: float) -> SampleScore:
+        return SampleScore(
+            score=Score(value={"before": before, "after": after}),
+            sample_id=f"{entity}/{before}",
+            sample_metadata={"entity": entity},
+        )
+
+    scores = [pair("a", 5, 4), pair("a", 5, 3), pair("a", 5, 2), pair("b", 9, 5)]
+    assert _pairs(scores) == ([5.0, 9.0], [3.0, 5.0])
+    assert mean_paired_difference()(scores) == pytest.approx(-3.0)  # not (-1-2-3-4)/4 = -2.5

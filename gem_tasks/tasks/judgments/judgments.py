@@ -32,6 +32,7 @@ from gem_tasks.scoring.metrics import (
 from gem_tasks.tasks import eval_card
 from gem_tasks.tasks.samples import (
     candidate_samples,
+    distinct_candidate_samples,
     document_sample,
     human_answer,
     negatives_wanted,
@@ -65,6 +66,7 @@ def judgment_dataset(
     references are ground truth (``PaperRecord.ground_truth``: gold summaries, a reference
     answer) no report is held out but for the human baseline, which needs two or more."""
     samples = []
+    documents: dict[str, tuple[str, Any]] = {}
     for record in records:
         text, document = record_document(
             record,
@@ -86,14 +88,18 @@ def judgment_dataset(
         elif candidate == "human":
             answer = human_answer(document)
             samples.append(document_sample(record, text, document, answer=answer))
-        elif candidate == "candidates" or candidate.startswith("system:"):
-            wanted = None if candidate == "candidates" else candidate.split(":", 1)[1]
+        elif candidate == "candidates":
+            documents[record.id] = (text, document)  # each distinct text once, below
+        elif candidate.startswith("system:"):
+            wanted = candidate.split(":", 1)[1]
             samples += candidate_samples(record, text, document, wanted=wanted)
         else:
             raise ValueError(
                 f"candidate must be 'model', 'human', 'candidates' or 'system:<id>', got "
                 f"{candidate!r}"
             )
+    if candidate == "candidates":
+        samples = distinct_candidate_samples(records, documents)
     if not samples:
         raise RecordError(f"{location}: no sample for candidate={candidate!r}")
     return MemoryDataset(samples, name=name, location=location)

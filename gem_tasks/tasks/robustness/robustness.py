@@ -34,7 +34,7 @@ from gem_tasks.tasks import eval_card
 from gem_tasks.tasks.samples import (
     ANSWER,
     DEMO_DATASET,
-    candidate_samples,
+    distinct_candidate_samples,
     negatives_wanted,
     paper_samples,
     record_document,
@@ -151,9 +151,8 @@ def robustness_dataset(
                 "existing candidates do not have: use level=review, or "
                 "perturb=held_out_reference"
             )
-        samples = []
-        for record in records:
-            text, document = record_document(
+        documents = {
+            record.id: record_document(
                 record,
                 records,
                 references=references,
@@ -163,7 +162,11 @@ def robustness_dataset(
                 dataset=identity,
                 hold_out=not record.ground_truth,
             )
-            samples += candidate_samples(record, text, document)
+            for record in records
+            if record.candidates
+        }
+        # each distinct text of an input once (LFQA-E's answers recur in its pairs)
+        samples = distinct_candidate_samples([r for r in records if r.candidates], documents)
     else:
         samples = paper_samples(
             records,
@@ -406,5 +409,8 @@ def robustness(
             "expected": spec.expected,
             "level": level or spec.level,
             "alpha": alpha,
+            # the unit every paired statistic counts: the samples of one input are averaged
+            "statistical_unit": "the input (paper, question, article, hotel): its samples "
+            "averaged into one before/after pair",
         },
     )
