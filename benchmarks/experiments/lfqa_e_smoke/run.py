@@ -1,15 +1,17 @@
 """LFQA-E through the whole path, as a smoke run: the published file read as it is, both answers
 of every annotated pair scored against the question's reference answer (ground truth, none held
 out) by the judgments task with the embedded SmolLM2-135M, and each metric's preference agreement
-(the share of pairs whose preferred answer it scores better, ties one half) with its bootstrap
-interval; then random replacement of the answers by the robustness task (another question's
-answer: a degradation every metric should penalise).
+(the share of pairs whose preferred answer it scores better, ties one half) and LFQA-E's
+published accuracy (over every pair, 'same' included), each with its bootstrap interval over the
+questions; then random replacement of the answers by the robustness task (another question's
+answer: a degradation every metric should penalise), its paired test over the questions. Each
+distinct answer is scored once, however many pairs it is in.
 
     python -m benchmarks.experiments.lfqa_e_smoke.run --data <lfqa_e file>
 
-The public sample holds 12 pairs (24 answers): the numbers show the path working, and say nothing
-about a metric. Writes ``results.json``, ``results.md`` and ``manifest.json`` to ``--out``; the logs
-go to ``--out/logs`` (not committed).
+The public sample holds 12 pairs of 2 questions (8 distinct answers, each in 3 pairs): the
+numbers show the path working, and say nothing about a metric. Writes ``results.json``,
+``results.md`` and ``manifest.json`` to ``--out``; the logs go to ``--out/logs`` (not committed).
 """
 
 from __future__ import annotations
@@ -60,9 +62,9 @@ def markdown(result: dict[str, Any]) -> str:
     lines = [
         "# LFQA-E smoke run (12 public pairs; the numbers mean nothing about a metric)",
         "",
-        "| metric | preference agreement [95% CI] | pairs | random replacement SMD [paired "
-        "95% CI] | p | penalised |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "| metric | preference agreement [95% CI] | pairs | LFQA-E's accuracy [95% CI] | pairs "
+        "| random replacement SMD [paired 95% CI] | p | penalised |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     nan = float("nan")
     for metric, row in result["agreement"].items():
@@ -75,13 +77,21 @@ def markdown(result: dict[str, Any]) -> str:
             f"| {metric} | {row['preference_agreement']:.3f} "
             f"[{row['preference_agreement_ci95_lower']:.3f}, "
             f"{row['preference_agreement_ci95_upper']:.3f}] | {row['preference_pairs']:.0f} | "
+            f"{row.get('preference_accuracy', nan):.3f} "
+            f"[{row.get('preference_accuracy_ci95_lower', nan):.3f}, "
+            f"{row.get('preference_accuracy_ci95_upper', nan):.3f}] | "
+            f"{row.get('preference_accuracy_pairs', nan):.0f} | "
             f"{smd} | {swap.get('paired_p', nan):.3g} | "
             f"{'yes' if swap.get('verdict') == 1.0 else 'no'} |"
         )
     lines += [
         "",
-        f"Seconds: {result['seconds']}. Evaluation LM: the embedded SmolLM2-135M; both answers of "
-        "a pair are scored against the question's reference answer.",
+        f"Seconds: {result['seconds']}. Evaluation LM: the embedded SmolLM2-135M; every distinct "
+        "answer is scored once against its question's reference answer; intervals and the "
+        "paired test are over the questions. Preference agreement leaves out the pairs the "
+        "annotators judged the same and counts a tie of scores one half; LFQA-E's accuracy is "
+        "the share of all pairs whose label the metric's order states (a tie of scores states "
+        "'same').",
     ]
     return "\n".join(lines) + "\n"
 
