@@ -24,7 +24,7 @@ from inspect_ai.model import GenerateConfig
 from scipy import stats
 
 import gem_tasks.analysis.leaderboard.logs as leaderboard_logs
-from conftest import BASE_SIGNATURE, ERROR, PAPERS, signature, write_log
+from conftest import BASE_SIGNATURE, ERROR, PAPERS, signature, write_jsonl, write_log
 from gem_tasks.analysis.leaderboard.compare import (
     HUMAN_LABEL,
     compare_logs,
@@ -819,3 +819,43 @@ def test_a_rate_is_ranked_with_wilsons_interval_inside_zero_and_one(tmp_path):
     )
     for row in (fnr, fpr, acc):
         assert 0.0 <= row["ci90_lower"] <= row["value"] <= row["ci90_upper"] <= 1.0
+
+
+@pytest.mark.slow
+def test_a_text_two_systems_share_is_scored_once_and_counts_for_both_systems(tmp_path):
+    """Systems B and C wrote the same summary of an article: one sample scores it (the
+    summary-level metrics count it once, with the mean of its ratings), and the leaderboard
+    gives both systems their row for that article, each with its own experts' rating."""
+    from inspect_ai import eval as inspect_eval
+
+    from gem_tasks.tasks.judgments import judgments
+
+    items = [
+        {"id": f"a{k}", "domain": "summarization", "group": "news",
+         "input": {"synopsis": f"Article {k}: the council voted to rebuild the bridge."},
+         "references": [{"id": f"r{k}", "text": f"Article {k}: the council will rebuild it."}],
+         "ground_truth": True,
+         "candidates": [
+             {"id": "A", "text": f"The council voted on article {k}.", "ratings": {"overall": 3}},
+             {"id": "B", "text": "A bridge will be rebuilt.", "ratings": {"overall": 4}},
+             {"id": "C", "text": "A bridge will be rebuilt.", "ratings": {"overall": 2}},
+         ]}
+        for k in range(3)
+    ]  # fmt: skip
+    data = write_jsonl(tmp_path / "items.jsonl", items)
+    [log] = inspect_eval(
+        judgments(dataset=str(data), candidate="candidates", scorers="rouge_l"),
+        model="none",
+        log_dir=str(tmp_path / "logs"),
+        display="none",
+    )
+    assert log.status == "success" and len(log.samples) == 6  # 3 articles x 2 distinct texts
+    shared = [s for s in log.samples if len(s.metadata["members"]) == 2]
+    assert len(shared) == 3 and all(s.metadata["ratings"] == {"overall": 3.0} for s in shared)
+    table = compare_logs([tmp_path / "logs"], progress=False).table
+    rouge = table[table["metric"] == "rouge_l"].set_index("model")
+    rating = table[table["metric"] == "rating_overall"].set_index("model")
+    assert sorted(rouge.index) == ["system:A", "system:B", "system:C"]
+    assert set(rouge["scored"]) == {3}  # every system over its three articles
+    assert rouge.loc["system:B", "mean"] == rouge.loc["system:C", "mean"]
+    assert (rating.loc["system:B", "mean"], rating.loc["system:C", "mean"]) == (4.0, 2.0)

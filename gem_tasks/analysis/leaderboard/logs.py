@@ -20,6 +20,7 @@ from inspect_ai.log import (
 )
 from tqdm import tqdm
 
+from scorers.data.candidates import MEMBERS
 from scorers.errors import UnknownMetricError
 from scorers.registry import PER_ITEM_MEAN, MetricSpec, list_metrics, metric_spec
 from scorers.signature import INFORMATIONAL, comparable
@@ -222,54 +223,8 @@ def _read_log(path: str, header: EvalLog, notes: list[str]) -> list[dict[str, An
     names = [s.name for s in (header.results.scores if header.results else [])]
     rows: list[dict[str, Any]] = []
     for summary in read_eval_log_sample_summaries(path):
-        sample = {**base, "paper": str(summary.id), "epoch": summary.epoch}
-        meta = summary.metadata or {}
-        system = _existing_candidate(meta)
-        if system is not None:  # a rated system's report: the system is the row
-            sample.update(entry=system, paper=str(meta.get("paper_id") or summary.id))
-            rows += _rating_rows(sample, meta, header.eval.task)
-        if summary.error:
-            for name in dict.fromkeys([*names, *(summary.scores or {})]):
-                rows.append(
-                    {
-                        **sample,
-                        "scorer": name,
-                        "value": math.nan,
-                        "status": "error",
-                        "sig": None,
-                        "details": None,
-                    }
-                )
-            continue
-        for name, score in (summary.scores or {}).items():
-            if name not in names:
-                names.append(name)
-            value = as_float(score.value)
-            if value is None:
-                rows.append({**sample, "scorer": name, "value": None, "status": "non-numeric"})
-                continue
-            metadata = dict(score.metadata or {})
-            signature = metadata.get("signature")
-            fields = _headline_fields(signature, name)
-            if isinstance(signature, str) or any(
-                isinstance(metadata.get(f), str) and metadata[f] == _THINNED for f in fields
-            ):  # the summary dropped a value (> 1k) the leaderboard needs: read this sample
-                full = read_eval_log_sample(
-                    path, id=summary.id, epoch=summary.epoch, exclude_fields=_SLIM_SAMPLE
-                )
-                metadata = dict((full.scores or {})[name].metadata or {})
-                signature = metadata.get("signature")
-                fields = _headline_fields(signature, name)
-            rows.append(
-                {
-                    **sample,
-                    "scorer": name,
-                    "value": value,
-                    "status": "scored" if math.isfinite(value) else "unscored",
-                    "sig": _with_task(signature, header.eval.task),
-                    "details": {f: metadata.get(f) for f in fields} if fields else None,
-                }
-            )
+        for sample in _places(base, summary, rows, header.eval.task):
+            rows += _score_rows(path, summary, sample, names, header.eval.task)
     non_numeric = sorted({r["scorer"] for r in rows if r["status"] == "non-numeric"})
     if non_numeric:
         notes.append(f"{shown}: scorer(s) {non_numeric} have non-numeric values; left out")
@@ -277,6 +232,81 @@ def _read_log(path: str, header: EvalLog, notes: list[str]) -> list[dict[str, An
     if not rows:
         notes.append(f"{shown}: no scores (scored with --no-score? run `inspect score`)")
     return _resolve_signatures(rows, shown, notes)
+
+
+def _places(
+    base: dict[str, Any], summary: Any, rows: list[dict[str, Any]], task: str
+) -> list[dict[str, Any]]:
+    """The rows one sample stands for: itself; a rated system's report as that system's row
+    (its human ratings added to ``rows``); a text several systems or pairs share (one sample,
+    :data:`~scorers.data.candidates.MEMBERS`) as the row of every place it appears, each with
+    that place's ratings."""
+    sample = {**base, "paper": str(summary.id), "epoch": summary.epoch}
+    meta = summary.metadata or {}
+    system = _existing_candidate(meta)
+    if system is None:
+        return [sample]
+    members = meta.get(MEMBERS) or [
+        {"record": meta.get("paper_id") or summary.id, "candidate": system.split(":", 1)[1],
+         "ratings": meta.get("ratings")}
+    ]  # fmt: skip
+    places = []
+    for member in members:
+        place = {**sample, "entry": f"system:{member['candidate']}", "paper": str(member["record"])}
+        rows += _rating_rows(place, {"ratings": member.get("ratings")}, task)
+        places.append(place)
+    return places
+
+
+def _score_rows(
+    path: str, summary: Any, sample: dict[str, Any], names: list[str], task: str
+) -> list[dict[str, Any]]:
+    """The score rows of one sample at one place (an error row per scorer for an errored
+    sample)."""
+    rows: list[dict[str, Any]] = []
+    if summary.error:
+        for name in dict.fromkeys([*names, *(summary.scores or {})]):
+            rows.append(
+                {
+                    **sample,
+                    "scorer": name,
+                    "value": math.nan,
+                    "status": "error",
+                    "sig": None,
+                    "details": None,
+                }
+            )
+        return rows
+    for name, score in (summary.scores or {}).items():
+        if name not in names:
+            names.append(name)
+        value = as_float(score.value)
+        if value is None:
+            rows.append({**sample, "scorer": name, "value": None, "status": "non-numeric"})
+            continue
+        metadata = dict(score.metadata or {})
+        signature = metadata.get("signature")
+        fields = _headline_fields(signature, name)
+        if isinstance(signature, str) or any(
+            isinstance(metadata.get(f), str) and metadata[f] == _THINNED for f in fields
+        ):  # the summary dropped a value (> 1k) the leaderboard needs: read this sample
+            full = read_eval_log_sample(
+                path, id=summary.id, epoch=summary.epoch, exclude_fields=_SLIM_SAMPLE
+            )
+            metadata = dict((full.scores or {})[name].metadata or {})
+            signature = metadata.get("signature")
+            fields = _headline_fields(signature, name)
+        rows.append(
+            {
+                **sample,
+                "scorer": name,
+                "value": value,
+                "status": "scored" if math.isfinite(value) else "unscored",
+                "sig": _with_task(signature, task),
+                "details": {f: metadata.get(f) for f in fields} if fields else None,
+            }
+        )
+    return rows
 
 
 def _existing_candidate(meta: Mapping[str, Any]) -> str | None:
