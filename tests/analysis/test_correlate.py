@@ -39,7 +39,7 @@ from scorers.metrics.beyond.focus import corpus_kl
 from scorers.metrics.beyond.structure import CATEGORIES
 from scorers.registry import metric_spec
 
-# -- the paper's Table 3 (spec §6), fed to the leaderboard ----------------------------------------
+# -- the paper's Table 3, fed to the leaderboard -----------------------------------------------
 
 # Summary | Strength R P F1 KL | Weakness R P F1 KL | Question QS KL | AI rate, BS | MAE
 COLUMNS = [

@@ -50,6 +50,10 @@ WORKSHOP_WORDS: tuple[tuple[str, str], ...] = (
     ),
     ("the build machine", r"\bthis project's (?:\d+-core|CPU|GPU|machine)"),
     ("the tool that lends a GPU machine", r"\bthe device tool\b"),
+    (
+        "an internal checklist",
+        r"\bspec [a-z_]+\.md\b|\bspec (?:[A-D]\.\d|D A\d|M\d|§\d)|\bspecs?/[a-z_]+\.md\b",
+    ),
 )
 
 
@@ -169,10 +173,20 @@ def source_files(root: Path = REPO) -> list[Path]:
     return files
 
 
+INTERNAL_CHECKLIST = next(w for w in WORKSHOP_WORDS if w[0] == "an internal checklist")
+
+
 def test_the_code_uses_no_workshop_words():
     files = source_files()
     assert len(files) > 200
-    problems = workshop_words_in(files, words=CODE_WORKSHOP_WORDS)
+    # a prompt's bytes are its identity (its hash is in every signature that used it): its
+    # header comment keeps the section it was written from
+    prompts = [f for f in files if f.suffix == ".jinja"]
+    problems = workshop_words_in(
+        [f for f in files if f not in prompts], words=CODE_WORKSHOP_WORDS
+    ) + workshop_words_in(
+        prompts, words=tuple(w for w in CODE_WORKSHOP_WORDS if w != INTERNAL_CHECKLIST)
+    )
     assert not problems, "comments about how the project was built, not about using it:\n" + (
         "\n".join(problems)
     )

@@ -11,7 +11,7 @@ Match(a, h) ∈ {0, 1} a binary LLM judge (role ``judge``; Yes/No, the candidate
 - F1 = 2 P R_max / (P + R_max) per paper (0 when both are 0), averaged over papers (Table 3's
   F1 values sit below the harmonic mean of the mean P and R, which is what this gives).
 
-Edge cases (documented choices, spec M2): an expert with no points is left out of the max; no
+Edge cases (documented choices): an expert with no points is left out of the max; no
 expert with points leaves the paper unscored; a candidate with no points in the field (empty or
 missing) scores P = R = F1 = 0 with the flag ``empty_candidate_field``. A pair the judge answers
 unreadably twice leaves the paper unscored with the reply quoted. Matching only ever compares

@@ -3,8 +3,8 @@ questions over the aspects of a paper the way human experts do?
 
 Every point carries one of the eight App. C categories. Over a run, P_H is the distribution of
 the experts' points (all reference reviews of the papers scored) and P_AI that of the model's;
-the number is (Eq. 4, reconstructed; direction, base and smoothing are not legible in the seed,
-spec M3 choices)::
+the number is (Eq. 4, reconstructed: the paper's text does not give its direction, base and
+smoothing legibly; those are documented choices)::
 
     KL(P_H ‖ P_AI) = Σ_c P_H(c) ln(P_H(c) / P_AI(c)),  P(c) = (n_c + α) / (N + 8α), α = 0.5
 

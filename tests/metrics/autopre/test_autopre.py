@@ -1,5 +1,5 @@
 """Auto-PRE: parsers, exams, thresholds, selection, weights, the weighted vote, scripted judges,
-the panel metrics and the ``autopre_exam`` task (spec autopre_gppm.md A.2-A.11); the
+the panel metrics and the ``autopre_exam`` task; the
 ``autopre_panel`` scorer fed the exam task's own result."""
 
 from __future__ import annotations

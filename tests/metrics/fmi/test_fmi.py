@@ -1,5 +1,5 @@
 """The Scoring Rules design space (scorers/metrics/fmi): the f-divergences, the
-estimators of Tab. 1 on hand-computed values (spec §14), the oracle's parsers, the negative
+estimators of Tab. 1 on hand-computed values, the oracle's parsers, the negative
 sampler, and the cells end to end with a scripted oracle. No model is loaded except the tiny
 random one (cell 1 equals GEM)."""
 
@@ -307,7 +307,7 @@ def _resources(oracle, tmp_path):
 
 
 def test_the_new_metric_by_hand(tmp_path):
-    """Spec §14.8: T_Ψ⁺ = 0.25; negatives (−½, −¼, −½, 0), mean −0.3125; Ŝ = 0.5625."""
+    """The new metric, by hand: T_Ψ⁺ = 0.25; negatives (−½, −¼, −½, 0), mean −0.3125; Ŝ = 0.5625."""
     yes = {"p1.", "p2.", "p4.", "n2a.", "n4a."}  # n1: 0/2, n2: 1/4, n3: 0/1, n4: 1/2
     oracle = ScriptedOracle(support=lambda s: s.removeprefix("The reviewer ") in yes)
     metric = get_metric("ctv", dataset_summaries=True)
