@@ -1,25 +1,56 @@
-"""A run's scoring plan: the metrics a task asked for, built once with their options, and the
-evaluation LM they score with, checked before any sample is generated.
+"""A run's scoring plan: the metrics a task asked for, built once with their options, the
+evaluation LM they score with, and what they need of the data, answered before any sample is
+generated.
 
 A harness builds the plan when it sets a run up (every Inspect task does, and the
 lm-evaluation-harness task), then calls :meth:`ScoringPlan.check`: a misspelled scorer name, an
 option a metric lacks, an evaluation LM that cannot be found or a server that does not answer
 stop the run there, with one line, instead of after the model under test has written its
-reviews.
+reviews. The plan then says what the run draws and refuses: the negative references per input
+(:meth:`ScoringPlan.negatives`), a dataset that cannot serve a metric at all
+(:meth:`ScoringPlan.refuse_unservable`), a metric outside the data's domain
+(:meth:`ScoringPlan.refuse_out_of_domain`).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from scorers.data.negatives import DEFAULT_NEGATIVES
+from scorers.data.records import PaperRecord, RecordError
 from scorers.errors import SettingError
 from scorers.lm import parse_spec
 from scorers.lm.preflight import check_evaluation_lm
-from scorers.registry import Metric, get_metric, metric_spec, resolve_metric_names
+from scorers.registry import (
+    Metric,
+    get_metric,
+    metric_spec,
+    refuse_out_of_domain,
+    resolve_metric_names,
+)
+from scorers.scales import HOW_TO_GIVE, UNKNOWN
+from scorers.types import abstract_problem
 
-__all__ = ["ScoringPlan", "per_metric_options"]
+__all__ = ["ScoringPlan", "built_metric", "per_metric_options"]
+
+
+_BUILT: dict[tuple[str, str], Metric] = {}
+
+
+def _key(name: str, options: Mapping[str, Any]) -> tuple[str, str]:
+    return name, json.dumps(options, sort_keys=True, default=repr)
+
+
+def built_metric(name: str, **options: Any) -> Metric:
+    """The metric ``name`` with ``options``: the one a plan built with them, else a new one (a
+    scorer made outside a plan, such as ``inspect score --scorer gem_tasks/gem``). So a task's
+    metrics are each built once, by its plan, however many harness objects wrap them."""
+    name = metric_spec(name).name
+    found = _BUILT.get(_key(name, options))
+    return found if found is not None else get_metric(name, **options)
 
 
 def per_metric_options(
@@ -89,6 +120,7 @@ class ScoringPlan:
             chosen.update(own.get(name, {}))
             options[name] = chosen
             metrics[name] = get_metric(name, **chosen)
+            _BUILT[_key(name, chosen)] = metrics[name]
         return cls(
             metrics=metrics,
             evaluation_lm=evaluation_lm,
@@ -125,3 +157,114 @@ class ScoringPlan:
             check_evaluation_lm(self.evaluation_lm, self.evaluation_lm_options)
         for metric in self.metrics.values():
             metric.check_settings()
+
+    def negatives(self, requested: int | None) -> int:
+        """Negative references per input: ``requested`` when given, else the default (4) when a
+        metric scores against negatives (:attr:`scorers.registry.Metric.needs_negatives`: the
+        f-variational cells, TV direct with ``tv_direct_form=product``), else none.
+
+        Raises:
+            SettingError: a negative number, or 0 while such a metric is asked for (every
+                sample would be unscored).
+        """
+        needing = [name for name, metric in self.metrics.items() if metric.needs_negatives]
+        if requested is None:
+            return DEFAULT_NEGATIVES if needing else 0
+        if requested < 0:
+            raise SettingError(f"negatives must be 0 or more, got {requested}")
+        if requested == 0 and needing:
+            raise SettingError(
+                f"negatives=0, but {', '.join(needing)} score(s) against negative references "
+                f"(reviews of other papers): leave negatives unset for the default "
+                f"({DEFAULT_NEGATIVES}) or give a number"
+            )
+        return requested
+
+    def refuse_out_of_domain(self, domain: str, *, where: str) -> None:
+        """A :class:`~scorers.errors.MetricError` naming every metric that does not apply to
+        ``domain`` (:func:`scorers.registry.refuse_out_of_domain`)."""
+        refuse_out_of_domain(self.names, domain, where=where)
+
+    def refuse_unservable(
+        self,
+        records: Sequence[PaperRecord],
+        *,
+        where: str,
+        identity: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Refuse, up front, a dataset in which no record has what a metric needs, naming the
+        metric: an abstract (GEM-S, GSPPM, the Auto-PRE panel; an empty abstract or a
+        placeholder such as "Not available" is none), the paper's text or abstract (summary
+        coverage, question score, LMExaminer), the text or a stored ASSW (GEM-S (ASSW)), the
+        venue's decision (the decision metrics), ratings on a known scale. Records that lack it
+        in a dataset where others have it are scored as usual: the metric leaves them unscored
+        with the reason.
+
+        ``identity`` (the dataset's, :func:`scorers.data.records.dataset_identity`) goes to every
+        metric tied to one dataset (:meth:`scorers.registry.Metric.check_dataset`).
+
+        Raises:
+            RecordError: no record of ``records`` can be scored by some metric of the plan.
+            SettingError: a metric refuses the dataset (a panel qualified on another one).
+        """
+        for metric in self.metrics.values():
+            metric.check_dataset(identity)
+        n = len(records)
+        with_abstract = sum(abstract_problem(r.abstract) is None for r in records)
+        with_text = sum(bool((r.paper_text or "").strip()) for r in records)
+        with_content = sum(
+            bool((r.paper_text or "").strip()) or abstract_problem(r.abstract) is None
+            for r in records
+        )
+        with_text_or_assw = sum(
+            bool((r.paper_text or "").strip() or (r.assw or "").strip()) for r in records
+        )
+        with_decision = sum(r.decision is not None for r in records)
+        venues = sorted({repr(r.venue or "") for r in records if r.rating_scale == UNKNOWN})
+        unscaled = (
+            f"{len(venues)} venues ({', '.join(venues[:3])}, ...)"
+            if len(venues) > 3
+            else (f"venue {', '.join(venues)}" if venues else "")
+        )
+        # each need the records cannot meet, with what it needs: one sentence per need, naming
+        # every metric of the plan that has it
+        unmet = {
+            "rating_scale": (
+                bool(unscaled),
+                ("reads", "read"),
+                f"ratings on the venue's scale, and the scale of {unscaled} is not known: "
+                f"{HOW_TO_GIVE}",
+            ),
+            "decision": (
+                not with_decision,
+                ("scores", "score"),
+                f"a verdict against the venue's accept/reject decision, and none of the {n} "
+                "papers has one (join a decisions file: gem-tasks data convert --decisions)",
+            ),
+            "abstract": (
+                not with_abstract,
+                ("needs", "need"),
+                f"the papers' abstracts, and none of the {n} papers has one (an empty "
+                "abstract, or a placeholder such as 'Not available', is none)",
+            ),
+            "paper_content": (
+                not with_content,
+                ("reads", "read"),
+                f"a review against the paper's text or abstract, and none of the {n} papers "
+                "has either",
+            ),
+            "paper_text": (
+                not with_text_or_assw,
+                ("needs", "need"),
+                f"the papers' full text (or a stored ASSW summary), and none of the {n} "
+                f"papers has either ({with_text} with text)",
+            ),
+        }
+        problems = []
+        for need, (failing, (one, several), rest) in unmet.items():
+            names = [name for name, metric in self.metrics.items() if need in metric.needs]
+            if failing and names:
+                verb = one if len(names) == 1 else several
+                problems.append(f"{', '.join(names)} {verb} {rest}")
+        if problems:
+            raise RecordError(f"{where}: " + "; ".join(problems))

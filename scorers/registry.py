@@ -196,6 +196,13 @@ class Metric(ABC):
         default. A family whose options name a model or a file says so here."""
         return None
 
+    def check_dataset(self, identity: Mapping[str, Any] | None) -> None:
+        """Check the dataset the run scores (its identity: name, records, content hash,
+        :func:`scorers.data.records.dataset_identity`) before any work, raising
+        :class:`~scorers.errors.SettingError` with one line; nothing by default. A metric tied to
+        one dataset (Auto-PRE's panel, qualified on the dataset it judges) says so here."""
+        return None
+
     @property
     def needs_negatives(self) -> bool:
         """Whether this metric scores against negative references (reviews of other papers):

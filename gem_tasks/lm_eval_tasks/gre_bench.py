@@ -34,8 +34,6 @@ import prompts
 from scorers.data.paper_docs import (
     item_from_document,
     negatives_metadata,
-    negatives_wanted,
-    refuse_unservable,
 )
 from scorers.data.paper_docs import paper_document as build_document
 from scorers.data.records import dataset_identity, load_records
@@ -126,14 +124,15 @@ def load_docs(**metadata: Any) -> Any:
     options = HarnessOptions.from_metadata(metadata)
     # a bad scorer name, option, evaluation LM or server stops the run before lm_eval asks the
     # model under test for anything
-    options.plan().check()
+    plan = options.plan()
+    plan.check()
     source = options.dataset or DEMO_DATASET
     records = load_records(source)
-    refuse_unservable(
-        records, options.scorers, scorer_options=options.scorer_options, where=str(source)
-    )
-    k = negatives_wanted(options.scorers, options.negatives, scorer_options=options.scorer_options)
     identity = dataset_identity(records, name=Path(str(source)).stem)
+    for domain in sorted({r.domain for r in records}):
+        plan.refuse_out_of_domain(domain, where=str(source))
+    plan.refuse_unservable(records, where=str(source), identity=identity)
+    k = plan.negatives(options.negatives)
     rows = []
     for record in records:
         text, document = build_document(

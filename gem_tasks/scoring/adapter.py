@@ -13,7 +13,7 @@ does not have is an error naming the ones it has.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,10 +36,11 @@ from inspect_ai.solver import TaskState
 from gem_tasks.scoring.items import item_from_state
 from gem_tasks.scoring.metrics import at_token_limit, ci90_lower, ci90_upper
 from gem_tasks.scoring.roles import model_generator, named_model, role_generators
+from scorers.data.records import PaperRecord
 from scorers.errors import EvaluationLMError
 from scorers.metrics.autopre.panel import register_qualification_reader
-from scorers.plan import ScoringPlan
-from scorers.registry import Metric, MetricSpec, get_metric, list_metrics, metric_spec
+from scorers.plan import ScoringPlan, built_metric
+from scorers.registry import Metric, MetricSpec, list_metrics, metric_spec
 from scorers.registry import resolve_metric_names as parse_scorer_names
 from scorers.resources import Resources
 from scorers.types import Result
@@ -48,6 +49,7 @@ __all__ = [
     "METRICS",
     "SCORERS",
     "make_scorers",
+    "task_plan",
     "item_mean_metric",
     "metric_scorer",
     "parse_scorer_names",
@@ -176,7 +178,7 @@ def metric_scorer(
     **options: Any,
 ) -> Scorer:
     """The Inspect scorer of core metric ``name`` built with ``options``."""
-    metric = get_metric(name, **options)
+    metric = built_metric(name, **options)
 
     async def score(state: TaskState, target: Target) -> Score:
         resources = resources_for(metric, scorer_lm, scorer_lm_args, cache_dir)
@@ -233,26 +235,26 @@ SCORERS = register_scorers(
 """Every core metric's Inspect scorer factory, by name (registered as ``gem_tasks/<name>``)."""
 
 
-def make_scorers(
-    names: str | Sequence[str],
+def task_plan(
+    scorers: str | Sequence[str],
     *,
     scorer_lm: str,
-    scorer_lm_args: dict[str, Any] | None,
-    cache_dir: str | None,
-    factories: dict[str, Callable[..., Scorer]] | None = None,
-    scorer_options: dict[str, dict[str, Any]] | None = None,
+    scorer_lm_args: Mapping[str, Any] | None,
+    scorer_options: Mapping[str, Mapping[str, Any]] | None,
+    records: Sequence[PaperRecord] | None = None,
+    identity: Mapping[str, Any] | None = None,
+    where: str = "the dataset",
     **task_options: Any,
-) -> list[Scorer]:
-    """The scorers a task asked for; each gets the task options it has (e.g.
-    ``dataset_summaries`` goes to the families that use dataset summaries) and its own entry of
-    ``scorer_options`` (an entry for a metric that was not asked for is an error).
-
-    The run's settings are checked first (:meth:`scorers.plan.ScoringPlan.check`, with the model
-    roles bound in this eval): a bad scorer name, option, evaluation LM or server stops the task
-    as it is created, before any sample is generated."""
-    factories = factories or SCORERS
+) -> ScoringPlan:
+    """A task's scoring plan (:class:`scorers.plan.ScoringPlan`), built once and checked before
+    any sample exists: the scorers resolved and built with the task options they take (e.g.
+    ``dataset_summaries``) and their ``scorer_options``; the evaluation LM,
+    the model roles bound in this eval and the models the options name checked; and, given the
+    task's ``records`` (and the dataset's ``identity``), the data refused where it cannot serve
+    a metric (another domain, no abstract for GEM-S, no decision for the decision metrics, a
+    panel qualified on another dataset)."""
     plan = ScoringPlan.build(
-        names,
+        scorers,
         evaluation_lm=scorer_lm,
         evaluation_lm_options=scorer_lm_args,
         scorer_options=scorer_options,
@@ -262,9 +264,31 @@ def make_scorers(
     for built in plan.metrics.values():
         for model_name in built.models():  # an Inspect model a metric names: resolvable now
             named_model(model_name, what=f"{built.name}'s model")
+    if records is not None:
+        domains = sorted({r.domain for r in records})
+        for domain in domains:
+            plan.refuse_out_of_domain(domain, where=where)
+        plan.refuse_unservable(records, where=where, identity=identity)
+    return plan
+
+
+def make_scorers(
+    plan: ScoringPlan,
+    *,
+    cache_dir: str | None,
+    factories: dict[str, Callable[..., Scorer]] | None = None,
+) -> list[Scorer]:
+    """The Inspect scorers of a task's ``plan``: each metric's registered factory
+    (``gem_tasks/<name>``, or ``factories``' such as the paired ones) with the options the plan
+    built it with, so that the log says how to rebuild it; the factory takes the plan's metric
+    (:func:`scorers.plan.built_metric`), which is not built again."""
+    factories = factories or SCORERS
     return [
         factories[name](
-            scorer_lm=scorer_lm, scorer_lm_args=scorer_lm_args, cache_dir=cache_dir, **options
+            scorer_lm=plan.evaluation_lm,
+            scorer_lm_args=dict(plan.evaluation_lm_options) or None,
+            cache_dir=cache_dir,
+            **options,
         )
         for name, options in plan.options.items()
     ]

@@ -16,7 +16,7 @@ from inspect_ai.solver import TaskState
 
 from gem_tasks.scoring.adapter import register_scorers, resources_for, score_with
 from gem_tasks.scoring.items import PERTURBATION_FAILED
-from scorers.registry import get_metric
+from scorers.plan import built_metric
 from scorers.types import AT_TOKEN_LIMIT
 
 __all__ = ["PAIRED_SCORERS", "paired_scorer"]
@@ -31,7 +31,7 @@ def paired_scorer(
     **options: Any,
 ) -> Scorer:
     """Metric ``name`` before and after the sample's perturbation."""
-    metric = get_metric(name, **options)
+    metric = built_metric(name, **options)
 
     async def score(state: TaskState, target: Target) -> Score:
         failed = state.metadata.get(PERTURBATION_FAILED)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -15,17 +14,13 @@ import prompts
 from scorers.data.candidates import MEMBERS, distinct_candidates, mean_ratings
 from scorers.data.paper_docs import (
     CHARS_PER_TOKEN,
-    DATASET,
     negatives_metadata,
-    negatives_wanted,
     paper_document,
     paper_input,
-    refuse_unservable,
 )
 from scorers.data.records import PaperRecord, RecordError, dataset_identity
 from scorers.data.sources.summaries import load_judgment_records
 from scorers.domains import template
-from scorers.registry import refuse_out_of_domain, resolve_metric_names
 
 __all__ = [
     "ANSWER",
@@ -38,14 +33,11 @@ __all__ = [
     "document_sample",
     "human_answer",
     "negatives_metadata",
-    "negatives_wanted",
     "paper_dataset",
     "paper_input",
     "paper_samples",
     "record_document",
     "record_to_sample",
-    "refuse_unservable",
-    "scored_dataset",
     "stored_answer",
     "task_records",
 ]
@@ -145,22 +137,16 @@ def document_sample(
 
 
 def task_records(
-    source: str | Path,
-    *,
-    scorers: str | Sequence[str] | None,
-    scorer_options: Mapping[str, Mapping[str, Any]] | None,
-    domains: frozenset[str] | None = None,
+    source: str | Path, *, domains: frozenset[str] | None = None
 ) -> tuple[list[PaperRecord], dict[str, Any]]:
     """The one loader of every task: the records of ``source`` (canonical records, generic
     judgment items, or the SummEval, SPACE and LFQA-E files as published) and the dataset's
     identity (:func:`scorers.data.records.dataset_identity`), after the checks every task makes:
-    one domain per dataset (one of ``domains`` when given); with ``scorers``, none outside that
-    domain and none the data cannot serve at all.
+    one domain per dataset (one of ``domains`` when given). What the task's metrics need of the
+    data is its scoring plan's to refuse (:func:`gem_tasks.scoring.adapter.task_plan`).
 
     Raises:
-        RecordError: malformed input, several domains or one the task does not take, or a
-            requested metric no record can serve.
-        MetricError: a requested metric does not apply to the data's domain.
+        RecordError: malformed input, several domains or one the task does not take.
     """
     records = load_judgment_records(source)
     found = sorted({r.domain for r in records})
@@ -171,35 +157,25 @@ def task_records(
             f"{source}: {found[0]} data; this task takes {', '.join(sorted(domains))} "
             "(summaries and answers: gem_tasks/summeval, gem_tasks/space, gem_tasks/judgments)"
         )
-    if scorers is not None:
-        refuse_out_of_domain(resolve_metric_names(scorers), found[0], where=str(source))
-        refuse_unservable(records, scorers, scorer_options=scorer_options, where=str(source))
     return records, dataset_identity(records, name=Path(str(source)).stem)
 
 
 def paper_dataset(
-    source: str | Path | None,
+    records: list[PaperRecord],
+    identity: Mapping[str, Any] | None,
     *,
+    location: str,
     references: int,
     seed: int,
     max_paper_tokens: int,
     negatives: int = 0,
     system_prompt: str = "review/system",
-    scorers: str | Sequence[str] | None = None,
-    scorer_options: Mapping[str, Mapping[str, Any]] | None = None,
-    domains: frozenset[str] = frozenset({"peer_review"}),
     human: bool = False,
 ) -> MemoryDataset:
-    """Samples for every paper of ``source`` (a JSONL/parquet path, folder or hub id; the
-    bundled demo when None), each with ``negatives`` reviews of other papers. With ``scorers``
-    (and their ``scorer_options``), a dataset that cannot serve one of them at all is refused
-    (:func:`scorers.data.paper_docs.refuse_unservable`). Malformed input, or a dataset too
-    small for the negatives, raises ``RecordError`` naming file and record. With ``human``, each
-    sample stores its held-out review as the answer (the human baseline, :func:`stored_answer`)."""
-    path = DEMO_DATASET if source is None else source
-    records, identity = task_records(
-        path, scorers=scorers, scorer_options=scorer_options, domains=domains
-    )
+    """Samples for every record (:func:`paper_samples`), each with ``negatives`` reviews of other
+    papers, as a dataset named after ``location``. A dataset too small for the negatives raises
+    ``RecordError``. With ``human``, each sample stores its held-out review as the answer (the
+    human baseline, :func:`stored_answer`)."""
     samples = paper_samples(
         records,
         identity,
@@ -210,7 +186,7 @@ def paper_dataset(
         system_prompt=system_prompt,
         human=human,
     )
-    return MemoryDataset(samples, name=Path(str(path)).stem, location=str(path))
+    return MemoryDataset(samples, name=Path(location).stem, location=location)
 
 
 def paper_samples(
@@ -319,10 +295,3 @@ def distinct_candidate_samples(
         sample.metadata[MEMBERS] = [dict(m) for m in found.members]
         samples.append(sample)
     return samples
-
-
-def scored_dataset(samples: Sequence[Sample]) -> dict[str, Any] | None:
-    """The identity of the dataset the samples come from (:data:`DATASET`), as the metrics that
-    are tied to one dataset take it (``scored_dataset``); None when the samples do not say."""
-    found = {json.dumps(s.metadata.get(DATASET), sort_keys=True) for s in samples if s.metadata}
-    return json.loads(found.pop()) if len(found) == 1 else None

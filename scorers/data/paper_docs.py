@@ -9,15 +9,13 @@ through these two functions, a review scored in either gets the same item, hence
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import asdict, replace
 from typing import Any
 
-from scorers.data.negatives import DEFAULT_NEGATIVES, draw_negatives, entity_of
-from scorers.data.records import PaperRecord, RecordError, ReviewRecord, split_reviews
-from scorers.registry import get_metric, metric_spec, resolve_metric_names
-from scorers.scales import HOW_TO_GIVE, UNKNOWN
-from scorers.types import CANDIDATE_IS_JUDGMENTS, Item, Paper, Review, abstract_problem
+from scorers.data.negatives import draw_negatives, entity_of
+from scorers.data.records import PaperRecord, ReviewRecord, split_reviews
+from scorers.types import CANDIDATE_IS_JUDGMENTS, Item, Paper, Review
 
 __all__ = [
     "BASELINE",
@@ -28,10 +26,8 @@ __all__ = [
     "CHARS_PER_TOKEN",
     "item_from_document",
     "negatives_metadata",
-    "negatives_wanted",
     "paper_document",
     "paper_input",
-    "refuse_unservable",
     "reviews_from_metadata",
 ]
 
@@ -88,104 +84,6 @@ def paper_input(paper: PaperRecord, *, max_paper_tokens: int) -> tuple[str, dict
         "paper_chars_limit": limit,
     }
     return text, facts
-
-
-def negatives_wanted(
-    scorers: str | Sequence[str],
-    negatives: int | None,
-    *,
-    scorer_options: Mapping[str, Mapping[str, Any]] | None = None,
-) -> int:
-    """Negative references per paper, decided in one place for every task: ``negatives`` when
-    given, else the default (4) when a requested metric, built with its ``scorer_options``,
-    scores against negatives (:attr:`scorers.registry.Metric.needs_negatives`: the
-    f-variational cells, and TV direct with ``tv_direct_form=product``), else none. Asking for
-    0 while such a metric is requested is a ``ValueError`` (every sample would be unscored)."""
-    options = {metric_spec(k).name: dict(v or {}) for k, v in (scorer_options or {}).items()}
-    needing = [
-        name
-        for name in resolve_metric_names(scorers)
-        if get_metric(name, **options.get(name, {})).needs_negatives
-    ]
-    if negatives is not None:
-        if negatives < 0:
-            raise ValueError(f"negatives must be 0 or more, got {negatives}")
-        if negatives == 0 and needing:
-            raise ValueError(
-                f"negatives=0, but {', '.join(needing)} score(s) against negative references "
-                f"(reviews of other papers): leave negatives unset for the default "
-                f"({DEFAULT_NEGATIVES}) or give a number"
-            )
-        return negatives
-    return DEFAULT_NEGATIVES if needing else 0
-
-
-def refuse_unservable(
-    records: Sequence[PaperRecord],
-    scorers: str | Sequence[str],
-    *,
-    scorer_options: Mapping[str, Mapping[str, Any]] | None = None,
-    where: str = "the dataset",
-) -> None:
-    """Refuse, up front, a dataset in which no paper has what a requested metric (built with
-    its ``scorer_options``) needs, naming the metric: an abstract (GEM-S, GSPPM, the Auto-PRE
-    panel; an empty abstract or a placeholder such as "Not available" is none), the paper's
-    text or abstract (summary coverage, question score, LMExaminer), the text or a stored ASSW
-    (GEM-S (ASSW)), the venue's decision (the decision metrics). Papers that lack it in a dataset
-    where others have it are scored as usual:
-    the metric leaves them unscored with the reason.
-
-    Raises:
-        RecordError: no paper of ``records`` can be scored by some requested metric.
-    """
-    options = {metric_spec(k).name: dict(v or {}) for k, v in (scorer_options or {}).items()}
-    n = len(records)
-    with_abstract = sum(abstract_problem(r.abstract) is None for r in records)
-    with_text = sum(bool((r.paper_text or "").strip()) for r in records)
-    with_content = sum(
-        bool((r.paper_text or "").strip()) or abstract_problem(r.abstract) is None for r in records
-    )
-    with_text_or_assw = sum(
-        bool((r.paper_text or "").strip() or (r.assw or "").strip()) for r in records
-    )
-    with_decision = sum(r.decision is not None for r in records)
-    venues = sorted({repr(r.venue or "") for r in records if r.rating_scale == UNKNOWN})
-    unscaled = (
-        f"{len(venues)} venues ({', '.join(venues[:3])}, ...)"
-        if len(venues) > 3
-        else (f"venue {', '.join(venues)}" if venues else "")
-    )
-    problems = []
-    for name in resolve_metric_names(scorers):
-        needs = get_metric(name, **options.get(name, {})).needs
-        if "rating_scale" in needs and unscaled:
-            problems.append(
-                f"{name} reads ratings on the venue's scale, and the scale of {unscaled} is not "
-                f"known: {HOW_TO_GIVE}"
-            )
-        if "decision" in needs and not with_decision:
-            problems.append(
-                f"{name} scores a verdict against the venue's accept/reject decision, and none "
-                f"of the {n} papers has one (join a decisions file: gem-tasks data convert "
-                "--decisions)"
-            )
-        if "abstract" in needs and not with_abstract:
-            problems.append(
-                f"{name} needs the papers' abstracts, and none of the {n} papers has one (an empty "
-                "abstract, or a placeholder such as 'Not available', is none)"
-            )
-        if "paper_content" in needs and not with_content:
-            problems.append(
-                f"{name} reads a review against the paper's text or abstract, and none of the {n} "
-                "papers has either"
-            )
-        if "paper_text" in needs and not with_text_or_assw:
-            problems.append(
-                f"{name} needs the papers' full text (or a stored ASSW summary), and none of the "
-                f"{n} papers has either ({with_text} with text)"
-            )
-    if problems:
-        raise RecordError(f"{where}: " + "; ".join(problems))
 
 
 def negatives_metadata(

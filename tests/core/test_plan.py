@@ -90,3 +90,47 @@ def test_gem_tasks_metrics_lists_every_name_a_scorer_error_sends_the_reader_to(c
     assert rows["gem"][1:4] == ["gem", "higher", "mean"]
     assert rows["decision_fpr"][2] == "lower"
     assert rows["decision_balanced_accuracy"][3] == "balanced_accuracy"
+
+
+def test_every_task_builds_each_of_its_metrics_once(monkeypatch, tmp_path):
+    """A task's scoring plan builds each metric once; the checks, the negatives, the data's
+    refusals and the Inspect scorers all read the plan's metric."""
+    import json
+    from collections import Counter
+    from pathlib import Path
+
+    from scorers.registry import Metric
+
+    built: Counter[str] = Counter()
+    original = Metric.__init__
+
+    def counting(self, spec, **options):
+        built[spec.name] += 1
+        original(self, spec, **options)
+
+    monkeypatch.setattr(Metric, "__init__", counting)
+    from gem_tasks.tasks.correlation import correlation
+    from gem_tasks.tasks.iclr import iclr
+    from gem_tasks.tasks.judgments import judgments
+    from gem_tasks.tasks.review_quality import review_quality
+    from gem_tasks.tasks.robustness import robustness
+
+    data = Path(__file__).parents[2] / "gem_tasks" / "tasks" / "data"
+    rows = [json.loads(line) for line in (data / "demo_iclr.jsonl").read_text().splitlines()]
+    for row in rows:
+        for k, review in enumerate(row["reviews"]):
+            review["grade"] = 5 + k
+    graded = tmp_path / "graded.jsonl"
+    graded.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    builds = {
+        "iclr": lambda: iclr(scorers="gem,gem_raw,gem_s,fmi_kl_fvar_token,bleu"),
+        "review_quality": lambda: review_quality(),
+        "robustness": lambda: robustness(perturbation="sentence_deletion", scorers="gem,bleu"),
+        "correlation": lambda: correlation(dataset=str(graded), scorers="gem_raw,rouge_l"),
+        "judgments": lambda: judgments(dataset=str(data / "summeval_demo.jsonl")),
+    }
+    for name, build in builds.items():
+        built.clear()
+        task = build()
+        assert built and set(built.values()) == {1}, (name, dict(built))
+        assert len(task.scorer) == len(built), name

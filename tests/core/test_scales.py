@@ -36,7 +36,10 @@ def test_the_scale_comes_from_the_declaration_then_the_venue(venue, declared, na
 def test_ratings_of_no_known_scale_are_refused_where_they_are_read(tmp_path):
     """A venue whose scale is not known never gets ICLR's by default: reading its ratings is an
     error naming the venue and how to give a scale, up front for a task."""
-    from scorers.data.paper_docs import refuse_unservable
+    from scorers.plan import ScoringPlan
+
+    def refuse_unservable(records, scorers):
+        ScoringPlan.build(scorers).refuse_unservable(records, where="the dataset")
 
     record = parse_record(
         {"id": "p", "venue": "A Workshop 2025", "title": "T", "abstract": "A.",
@@ -50,6 +53,12 @@ def test_ratings_of_no_known_scale_are_refused_where_they_are_read(tmp_path):
                        "the scale of venue 'A Workshop 2025' is not known"):  # fmt: skip
         refuse_unservable([record], "rating_error")
     refuse_unservable([record], "bleu")  # a metric that reads no rating does not care
+    # several metrics with the same need: one sentence naming them all, not one each
+    with pytest.raises(RecordError) as refused:
+        refuse_unservable([record], "rating_error,decision_accuracy,bleu")
+    message = str(refused.value)
+    assert "rating_error, decision_accuracy read ratings on the venue's scale" in message
+    assert message.count("is not known") == 1 and "bleu" not in message
     declared = parse_record(
         {"id": "p", "venue": "A Workshop 2025", "rating_scale": "iclr2018", "title": "T",
          "abstract": "A.", "reviews": [{"text": "r", "rating": 4}]},

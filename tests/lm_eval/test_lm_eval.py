@@ -85,10 +85,14 @@ def test_options_ignore_lm_evals_own_keys_and_catch_near_misses():
 
 def test_documents_are_the_inspect_tasks_samples():
     """Both harnesses put the same paper document and the same C.3 prompt in each sample."""
-    from gem_tasks.tasks.samples import paper_dataset
+    from gem_tasks.tasks.samples import DEMO_DATASET, paper_dataset, task_records
 
     docs = load_docs(version=1.0, references=2, seed=3)["test"]
-    samples = paper_dataset(None, references=2, seed=3, max_paper_tokens=12000)
+    records, identity = task_records(DEMO_DATASET)
+    samples = paper_dataset(
+        records, identity, location=str(DEMO_DATASET), references=2, seed=3,
+        max_paper_tokens=12000,
+    )  # fmt: skip
     assert len(docs) == len(samples) == 10
     for doc, sample in zip(docs, samples, strict=True):
         assert json.loads(doc["document"]) == sample.metadata

@@ -281,9 +281,13 @@ def test_random_replacement_stays_within_the_group(tmp_path: Path):
     ]
     path = tmp_path / "items.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    from gem_tasks.tasks.samples import task_records
+
+    records, identity = task_records(str(path))
     samples = robustness_dataset(
-        str(path), perturbation="random_replacement", references=1, seed=0, max_paper_tokens=100
-    )
+        records, identity, location=str(path), perturbation="random_replacement", references=1,
+        seed=0, max_paper_tokens=100,
+    )  # fmt: skip
     for sample in samples:
         assert sample.metadata["other_paper_id"][0] == sample.id[0]  # same group
         assert sample.metadata["other_paper_id"] != sample.id

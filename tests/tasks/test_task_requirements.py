@@ -13,8 +13,8 @@ import pytest
 from inspect_ai import eval as inspect_eval
 
 from gem_tasks.tasks.samples import DEMO_DATASET
-from scorers.data.paper_docs import negatives_wanted, refuse_unservable
 from scorers.data.records import RecordError, load_records
+from scorers.plan import ScoringPlan
 
 NEEDS_NEGATIVES = "fmi_kl_fvar_token"
 """An f-variational cell scored by the evaluation LM's log-probabilities (no oracle needed)."""
@@ -42,6 +42,26 @@ def _no_abstracts(tmp_path: Path) -> Path:
     path = tmp_path / "no_abstracts.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     return path
+
+
+def negatives_wanted(scorers: str, negatives: int | None, *, scorer_options=None) -> int:
+    """The negatives a task draws for ``scorers``: its scoring plan's answer."""
+    return ScoringPlan.build(scorers, scorer_options=scorer_options).negatives(negatives)
+
+
+def refuse_unservable(records, scorers: str, *, scorer_options=None, where="the dataset"):
+    """What a task's scoring plan refuses of ``records`` for ``scorers``."""
+    ScoringPlan.build(scorers, scorer_options=scorer_options).refuse_unservable(
+        records, where=where
+    )
+
+
+def _loaded(path: Path):
+    """The records, identity and location a task's dataset builders take."""
+    from gem_tasks.tasks.samples import task_records
+
+    records, identity = task_records(str(path))
+    return {"records": records, "identity": identity, "location": str(path)}
 
 
 def _tasks(tmp_path: Path, lm: str):
@@ -243,11 +263,11 @@ def test_the_correlation_task_says_why_a_rating_is_not_a_grade(tmp_path):
         ):
             correlation(grade_field=field)
     with pytest.raises(RecordError, match=r"no review carries a numeric 'grade' grade .*none\)"):
-        leave_one_out_dataset(None)  # the demo's reviews have no extra fields
+        leave_one_out_dataset(**_loaded(DEMO_DATASET))  # the demo's reviews have no extra fields
     graded = _graded_demo(tmp_path)
     with pytest.raises(RecordError, match=r"'score'.*extra fields: grade\)"):
-        leave_one_out_dataset(str(graded), grade_field="score")
-    assert len(leave_one_out_dataset(str(graded))) == 30
+        leave_one_out_dataset(**_loaded(graded), grade_field="score")
+    assert len(leave_one_out_dataset(**_loaded(graded))) == 30
 
 
 def test_the_correlation_task_builds_its_samples_as_every_task_does(tmp_path):
@@ -259,7 +279,7 @@ def test_the_correlation_task_builds_its_samples_as_every_task_does(tmp_path):
     from scorers.data.records import load_records
 
     graded = _graded_demo(tmp_path)
-    samples = leave_one_out_dataset(str(graded), max_paper_tokens=10)
+    samples = leave_one_out_dataset(**_loaded(graded), max_paper_tokens=10)
     paper = load_records(graded)[0]
     _, document = paper_document(paper, references=2, seed=0, max_paper_tokens=10)
     held_out = [s for s in samples if s.metadata["paper_id"] == paper.id]

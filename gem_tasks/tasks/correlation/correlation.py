@@ -10,7 +10,7 @@ from typing import Any
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset
 
-from gem_tasks.scoring.adapter import item_mean_metric, make_scorers
+from gem_tasks.scoring.adapter import item_mean_metric, make_scorers, task_plan
 from gem_tasks.scoring.metrics import spearman_p, spearman_rho
 from gem_tasks.tasks import eval_card
 from gem_tasks.tasks.samples import (
@@ -18,14 +18,12 @@ from gem_tasks.tasks.samples import (
     document_sample,
     human_answer,
     negatives_metadata,
-    negatives_wanted,
-    scored_dataset,
     stored_answer,
     task_records,
 )
 from gem_tasks.tasks.settings import checked_settings
 from scorers.data.paper_docs import paper_document
-from scorers.data.records import RecordError
+from scorers.data.records import PaperRecord, RecordError
 
 __all__ = ["correlation", "leave_one_out_dataset"]
 
@@ -39,31 +37,9 @@ _CANONICAL_REVIEW_FIELDS = {
 """Fields of the canonical review record, which are never a grade of the review."""
 
 
-def leave_one_out_dataset(
-    source: str | Path | None,
-    *,
-    grade_field: str = "grade",
-    negatives: int = 0,
-    seed: int = 0,
-    scorers: str | list[str] | None = None,
-    scorer_options: dict[str, dict[str, Any]] | None = None,
-    max_paper_tokens: int = 12000,
-) -> MemoryDataset:
-    """One sample per graded review, built as every task builds one
-    (:func:`scorers.data.paper_docs.paper_document`): that review is held out as the candidate,
-    every other review of the same paper a reference, and ``negatives`` reviews of other papers
-    (drawn once per paper with ``seed``); the paper text beyond ``max_paper_tokens`` is cut, as
-    every task cuts it. The grade is a person's grade *of the review* (an instructor's, a
-    meta-reviewer's), read from the review's extra fields. With ``scorers``, a dataset that
-    cannot serve one of them at all is refused (:func:`scorers.data.paper_docs.refuse_unservable`).
-
-    Raises:
-        ValueError: ``grade_field`` names a field of the canonical review (``rating``,
-            ``confidence``, ...): a reviewer's rating is their grade of the paper, not a grade
-            of the review, and correlating with it measures something else.
-        RecordError: no review carries a numeric ``grade_field`` (the message lists the extra
-            fields the reviews do carry).
-    """
+def check_grade_field(grade_field: str) -> None:
+    """A ``ValueError`` when ``grade_field`` names a field of the canonical review: a reviewer's
+    rating is their grade of the paper, not a grade of the review."""
     if grade_field in _CANONICAL_REVIEW_FIELDS:
         what = _CANONICAL_REVIEW_FIELDS[grade_field]
         raise ValueError(
@@ -72,12 +48,37 @@ def leave_one_out_dataset(
             "quality (an instructor's or meta-reviewer's grade, stored as an extra field of the "
             "review, e.g. 'grade')"
         )
-    path = DEMO_DATASET if source is None else source
+
+
+def leave_one_out_dataset(
+    records: list[PaperRecord],
+    identity: dict[str, Any] | None,
+    *,
+    location: str,
+    grade_field: str = "grade",
+    negatives: int = 0,
+    seed: int = 0,
+    max_paper_tokens: int = 12000,
+) -> MemoryDataset:
+    """One sample per graded review, built as every task builds one
+    (:func:`scorers.data.paper_docs.paper_document`): that review is held out as the candidate,
+    every other review of the same paper a reference, and ``negatives`` reviews of other papers
+    (drawn once per paper with ``seed``); the paper text beyond ``max_paper_tokens`` is cut, as
+    every task cuts it. The grade is a person's grade *of the review* (an instructor's, a
+    meta-reviewer's), read from the review's extra fields (``records`` of ``location``, loaded by
+    :func:`gem_tasks.tasks.samples.task_records`).
+
+    Raises:
+        ValueError: ``grade_field`` names a field of the canonical review (``rating``,
+            ``confidence``, ...): a reviewer's rating is their grade of the paper, not a grade
+            of the review, and correlating with it measures something else.
+        RecordError: no review carries a numeric ``grade_field`` (the message lists the extra
+            fields the reviews do carry).
+    """
+    check_grade_field(grade_field)
+    path = location
     samples = []
     extra_fields: set[str] = set()
-    records, identity = task_records(
-        path, scorers=scorers, scorer_options=scorer_options, domains=frozenset({"peer_review"})
-    )
     for paper in records:
         drawn = negatives_metadata(paper, records, k=negatives, seed=seed) if negatives else []
         for review in paper.reviews:
@@ -151,28 +152,33 @@ def correlation(
         max_paper_tokens: the paper text beyond this (at 4 characters a token) is cut and the
             sample says so.
     """
-    samples = leave_one_out_dataset(
-        dataset,
-        grade_field=grade_field,
-        negatives=negatives_wanted(scorers, negatives, scorer_options=scorer_options),
-        seed=seed,
-        scorers=scorers,
+    check_grade_field(grade_field)
+    source = str(DEMO_DATASET if dataset is None else dataset)
+    records, identity = task_records(source, domains=frozenset({"peer_review"}))
+    plan = task_plan(
+        scorers,
+        scorer_lm=scorer_lm,
+        scorer_lm_args=scorer_lm_args,
         scorer_options=scorer_options,
+        records=records,
+        identity=identity,
+        where=source,
+        dataset_summaries=dataset_summaries,
+    )
+    samples = leave_one_out_dataset(
+        records,
+        identity,
+        location=source,
+        grade_field=grade_field,
+        negatives=plan.negatives(negatives),
+        seed=seed,
         max_paper_tokens=max_paper_tokens,
     )
     return Task(
         version=eval_card(Path(__file__).parent)["version"],
         dataset=samples,
         solver=stored_answer(),
-        scorer=make_scorers(
-            scorers,
-            scorer_lm=scorer_lm,
-            scorer_lm_args=scorer_lm_args,
-            cache_dir=cache_dir,
-            dataset_summaries=dataset_summaries,
-            scorer_options=scorer_options,
-            scored_dataset=scored_dataset(samples),
-        ),
+        scorer=make_scorers(plan, cache_dir=cache_dir),
         # the headline is the rank correlation with the grades (a corpus statistic); the mean
         # score is a diagnostic under its own name
         metrics=[spearman_rho(), spearman_p(), item_mean_metric("mean_score")],

@@ -10,14 +10,9 @@ from inspect_ai import Task, task
 from inspect_ai.model import ChatMessageUser, ModelOutput
 from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 
-from gem_tasks.scoring.adapter import make_scorers, parse_scorer_names
+from gem_tasks.scoring.adapter import make_scorers, parse_scorer_names, task_plan
 from gem_tasks.tasks import eval_card
-from gem_tasks.tasks.samples import (
-    negatives_wanted,
-    paper_dataset,
-    scored_dataset,
-    stored_answer,
-)
+from gem_tasks.tasks.samples import DEMO_DATASET, paper_dataset, stored_answer, task_records
 from gem_tasks.tasks.settings import checked_settings
 from scorers.data.paper_docs import BASELINE, VERDICT_REPLY
 from scorers.metrics.decision import RULES, verdict_question
@@ -127,14 +122,26 @@ def iclr(
                 f"candidate={candidate} writes no review, so only the decision metrics apply; "
                 f"{', '.join(others)} score a review's text"
             )
+    source = str(DEMO_DATASET if dataset is None else dataset)
+    records, identity = task_records(source, domains=frozenset({"peer_review"}))
+    plan = task_plan(
+        scorers,
+        scorer_lm=scorer_lm,
+        scorer_lm_args=scorer_lm_args,
+        scorer_options=scorer_options,
+        records=records,
+        identity=identity,
+        where=source,
+        dataset_summaries=dataset_summaries,
+    )
     samples = paper_dataset(
-        dataset,
+        records,
+        identity,
+        location=source,
         references=references,
         seed=seed,
         max_paper_tokens=max_paper_tokens,
-        negatives=negatives_wanted(scorers, negatives, scorer_options=scorer_options),
-        scorers=scorers,
-        scorer_options=scorer_options,
+        negatives=plan.negatives(negatives),
         human=candidate == "human",
     )
     if rule == "committee_all_reviewers" and not any(
@@ -157,15 +164,7 @@ def iclr(
         version=eval_card(Path(__file__).parent)["version"],
         dataset=samples,
         solver=solver,
-        scorer=make_scorers(
-            scorers,
-            scorer_lm=scorer_lm,
-            scorer_lm_args=scorer_lm_args,
-            cache_dir=cache_dir,
-            dataset_summaries=dataset_summaries,
-            scorer_options=scorer_options,
-            scored_dataset=scored_dataset(samples),
-        ),
+        scorer=make_scorers(plan, cache_dir=cache_dir),
         metadata={
             "candidate": candidate,
             "scorer_lm": scorer_lm,

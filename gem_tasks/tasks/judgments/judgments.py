@@ -22,7 +22,7 @@ from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset
 from inspect_ai.solver import generate
 
-from gem_tasks.scoring.adapter import item_mean_metric, make_scorers
+from gem_tasks.scoring.adapter import item_mean_metric, make_scorers, task_plan
 from gem_tasks.scoring.metrics import (
     PREFERENCE,
     at_token_limit,
@@ -35,7 +35,6 @@ from gem_tasks.tasks.samples import (
     distinct_candidate_samples,
     document_sample,
     human_answer,
-    negatives_wanted,
     record_document,
     stored_answer,
     task_records,
@@ -44,7 +43,6 @@ from gem_tasks.tasks.settings import checked_settings
 from scorers.data.records import PaperRecord, RecordError
 from scorers.data.sources.summaries import load_judgment_records
 from scorers.domains import domain as get_domain
-from scorers.registry import resolve_metric_names
 
 __all__ = ["judgment_dataset", "judgments", "load_judgment_records"]
 
@@ -133,13 +131,19 @@ def judgment_task(
     """The task every domain's task is: the records of ``dataset`` (one domain), refused up
     front when a metric does not apply to the domain or the data cannot serve it."""
     records, identity = task_records(
-        dataset,
-        scorers=scorers,
-        scorer_options=scorer_options,
-        domains=frozenset({expected_domain}) if expected_domain is not None else None,
+        dataset, domains=frozenset({expected_domain}) if expected_domain is not None else None
     )
     domain = records[0].domain
-    names = resolve_metric_names(scorers)
+    plan = task_plan(
+        scorers,
+        scorer_lm=scorer_lm,
+        scorer_lm_args=scorer_lm_args,
+        scorer_options=scorer_options,
+        records=records,
+        identity=identity,
+        where=str(dataset),
+        dataset_summaries=dataset_summaries,
+    )
     return Task(
         version=eval_card(card_folder)["version"],
         dataset=judgment_dataset(
@@ -148,20 +152,12 @@ def judgment_task(
             references=references,
             seed=seed,
             max_input_tokens=max_input_tokens,
-            negatives=negatives_wanted(names, negatives, scorer_options=scorer_options),
+            negatives=plan.negatives(negatives),
             name=Path(str(dataset)).stem,
             location=str(dataset),
         ),
         solver=generate() if candidate == "model" else stored_answer(),
-        scorer=make_scorers(
-            names,
-            scorer_lm=scorer_lm,
-            scorer_lm_args=scorer_lm_args,
-            cache_dir=cache_dir,
-            dataset_summaries=dataset_summaries,
-            scorer_options=scorer_options,
-            scored_dataset=identity,
-        ),
+        scorer=make_scorers(plan, cache_dir=cache_dir),
         # every existing candidate carries its human ratings: the headline is the agreement
         # with them (a corpus statistic: the rank correlation with graded ratings, the share of
         # preference pairs ordered as the annotator did); the mean over every candidate is a

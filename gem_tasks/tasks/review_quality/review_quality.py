@@ -10,14 +10,9 @@ from typing import Any, Literal
 from inspect_ai import Task, task
 from inspect_ai.solver import generate
 
-from gem_tasks.scoring.adapter import make_scorers
+from gem_tasks.scoring.adapter import make_scorers, task_plan
 from gem_tasks.tasks import eval_card
-from gem_tasks.tasks.samples import (
-    negatives_wanted,
-    paper_dataset,
-    scored_dataset,
-    stored_answer,
-)
+from gem_tasks.tasks.samples import DEMO_DATASET, paper_dataset, stored_answer, task_records
 from gem_tasks.tasks.settings import checked_settings
 
 __all__ = ["DEFAULT_SCORERS", "review_quality"]
@@ -79,29 +74,33 @@ def review_quality(
         raise ValueError(f"candidate must be 'model' or 'human', got {candidate!r}")
     if prompt not in ("strict", "neutral"):
         raise ValueError(f"prompt must be 'strict' or 'neutral', got {prompt!r}")
+    source = str(DEMO_DATASET if dataset is None else dataset)
+    records, identity = task_records(source, domains=frozenset({"peer_review"}))
+    plan = task_plan(
+        scorers,
+        scorer_lm=scorer_lm,
+        scorer_lm_args=scorer_lm_args,
+        scorer_options=scorer_options,
+        records=records,
+        identity=identity,
+        where=source,
+    )
     samples = paper_dataset(
-        dataset,
+        records,
+        identity,
+        location=source,
         references=ALL_EXPERTS,
         seed=seed,
         max_paper_tokens=max_paper_tokens,
         system_prompt=f"beyond/review_{prompt}_system",
-        negatives=negatives_wanted(scorers, negatives, scorer_options=scorer_options),
-        scorers=scorers,
-        scorer_options=scorer_options,
+        negatives=plan.negatives(negatives),
         human=candidate == "human",
     )
     return Task(
         version=eval_card(Path(__file__).parent)["version"],
         dataset=samples,
         solver=stored_answer() if candidate == "human" else generate(),
-        scorer=make_scorers(
-            scorers,
-            scorer_lm=scorer_lm,
-            scorer_lm_args=scorer_lm_args,
-            cache_dir=cache_dir,
-            scorer_options=scorer_options,
-            scored_dataset=scored_dataset(samples),
-        ),
+        scorer=make_scorers(plan, cache_dir=cache_dir),
         metadata={
             "candidate": candidate,
             "prompt": prompt,

@@ -13,7 +13,7 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import GenerateConfig, ModelOutput, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from gem_tasks.scoring.adapter import make_scorers, parse_scorer_names
+from gem_tasks.scoring.adapter import make_scorers, task_plan
 from gem_tasks.scoring.items import CANDIDATE_MODE, PERTURBATION_FAILED
 from gem_tasks.scoring.metrics import (
     at_token_limit,
@@ -35,13 +35,12 @@ from gem_tasks.tasks.samples import (
     ANSWER,
     DEMO_DATASET,
     distinct_candidate_samples,
-    negatives_wanted,
     paper_samples,
     record_document,
-    scored_dataset,
     task_records,
 )
 from gem_tasks.tasks.settings import checked_settings
+from scorers.data.records import PaperRecord
 from scorers.domains import DOMAINS
 from scorers.lm.base import hit_limit
 from scorers.types import AT_TOKEN_LIMIT
@@ -101,16 +100,16 @@ LEVEL_FREE = ("random_replacement", *GAMING)
 
 
 def robustness_dataset(
-    source: str | None,
+    records: list[PaperRecord],
+    identity: dict[str, Any] | None,
     *,
+    location: str,
     perturbation: str,
     references: int,
     seed: int,
     max_paper_tokens: int,
     level: str | None = None,
     negatives: int = 0,
-    scorers: str | list[str] | None = None,
-    scorer_options: dict[str, dict[str, Any]] | None = None,
     perturb: str = "candidates",
 ) -> MemoryDataset:
     """The samples, each with the text to perturb and another input's text (for random
@@ -132,10 +131,7 @@ def robustness_dataset(
         raise ValueError(f"level must be 'review' or 'judgments', got {level!r}")
     if level != spec.level and perturbation not in LEVEL_FREE:
         raise ValueError(f"{perturbation!r} works on the {spec.level} level only")
-    path = DEMO_DATASET if source is None else source
-    records, identity = task_records(
-        path, scorers=scorers, scorer_options=scorer_options, domains=frozenset(DOMAINS)
-    )
+    path = location
     domain = records[0].domain
     if domain not in spec.domains:
         raise ValueError(
@@ -358,29 +354,31 @@ def robustness(
         raise ValueError(
             f"unknown perturbation {perturbation!r}; choose from {list(PERTURBATIONS)}"
         )
-    parse_scorer_names(scorers)  # an unknown name fails before any sample runs
+    source = str(DEMO_DATASET if dataset is None else dataset)
+    records, identity = task_records(source, domains=frozenset(DOMAINS))
+    plan = task_plan(
+        scorers,
+        scorer_lm=scorer_lm,
+        scorer_lm_args=scorer_lm_args,
+        scorer_options=scorer_options,
+        records=records,
+        identity=identity,
+        where=source,
+        dataset_summaries=dataset_summaries,
+    )
     samples = robustness_dataset(
-        dataset,
+        records,
+        identity,
+        location=source,
         perturbation=perturbation,
         references=references,
         seed=seed,
         max_paper_tokens=max_paper_tokens,
         level=level,
-        negatives=negatives_wanted(scorers, negatives, scorer_options=scorer_options),
-        scorers=scorers,
-        scorer_options=scorer_options,
+        negatives=plan.negatives(negatives),
         perturb=perturb,
     )
-    made = make_scorers(
-        scorers,
-        scorer_lm=scorer_lm,
-        scorer_lm_args=scorer_lm_args,
-        cache_dir=cache_dir,
-        factories=PAIRED_SCORERS,
-        dataset_summaries=dataset_summaries,
-        scorer_options=scorer_options,
-        scored_dataset=scored_dataset(samples),
-    )
+    made = make_scorers(plan, cache_dir=cache_dir, factories=PAIRED_SCORERS)
     alternative = "less" if spec.expected == "decrease" else "greater"
     return Task(
         version=eval_card(Path(__file__).parent)["version"],

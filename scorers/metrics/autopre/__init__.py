@@ -51,7 +51,7 @@ register_metric_class(
     needs=frozenset({"generator", "abstract"}),
     version=AUTOPRE_VERSION,
     empty_candidate="unscored",
-    defaults={"qualification": None, "scored_dataset": None, "accept_other_dataset": False},
+    defaults={"qualification": None, "accept_other_dataset": False},
     description="Auto-PRE's panel (the judges that passed the three exams of an autopre_exam "
     "run, weighted by (P_c + P_p + P_s) / 3) compares the review with the held-out human "
     "review, both orders (1 win, 0.5 tie, 0 loss)",

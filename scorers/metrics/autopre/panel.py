@@ -9,9 +9,9 @@
   model of that name; in the answer mode it was qualified in (``forced`` or generated). A
   qualification with an empty panel, or one listing a judge that did not pass, is refused; so is
   one computed on another dataset than the one scored (Auto-PRE qualifies judges per dataset:
-  the qualification records its dataset's content hash, a task gives the scored one as option
-  ``scored_dataset``), unless option ``accept_other_dataset`` says to use it anyway, which the
-  signature then records.
+  the qualification records its dataset's content hash, a task's scoring plan gives the scored
+  one: :meth:`AutoPrePanel.check_dataset`), unless option ``accept_other_dataset`` says to use
+  it anyway, which the signature then records.
 - ``autopre_panel_unqualified`` is a panel of judges chosen by hand (model roles ``judge``,
   ``judge_2``, ...; option ``judges``), weighted by option ``weights`` or uniformly: *not*
   Auto-PRE, and named so, with its own signature.
@@ -358,11 +358,18 @@ class AutoPrePanel(_Panel):
             )
         self.qualification = load_qualification(given)
         self.checked = dataset_check(
-            self.qualification,
-            self.options["scored_dataset"],
-            accept_other_dataset=bool(self.options["accept_other_dataset"]),
+            self.qualification, None, accept_other_dataset=self.options["accept_other_dataset"]
         )
         self.entries = parse_judge_entries(list(self.qualification.panel))
+
+    def check_dataset(self, identity: Mapping[str, Any] | None) -> None:
+        """The scored dataset is the one the judges were qualified on (:func:`dataset_check`),
+        or the options accept another; what was found goes into the signature."""
+        self.checked = dataset_check(
+            self.qualification,
+            identity,
+            accept_other_dataset=bool(self.options["accept_other_dataset"]),
+        )
 
     def models(self) -> tuple[str, ...]:
         return tuple(

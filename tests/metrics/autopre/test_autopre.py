@@ -799,18 +799,28 @@ def test_a_qualification_holds_for_the_dataset_it_was_computed_on():
     assert other["sha256"] != exam["sha256"] and other["records"] == 3
 
     table = {**_qualification_table(), "dataset": exam}
-    same = get_metric("autopre_panel", qualification=table, scored_dataset=exam)
-    assert same.checked == "same dataset"
+
+    def panel(scored, **options):  # the dataset a task's scoring plan gives the panel
+        metric = get_metric("autopre_panel", qualification=options.pop("q", table), **options)
+        metric.check_dataset(scored)
+        return metric
+
+    assert panel(exam).checked == "same dataset"
     with pytest.raises(MetricError, match=r"qualified on papers \(3 records.*scoring papers"):
-        get_metric("autopre_panel", qualification=table, scored_dataset=other)
-    accepted = get_metric(
-        "autopre_panel", qualification=table, scored_dataset=other, accept_other_dataset=True
-    )
+        panel(other)
+    accepted = panel(other, accept_other_dataset=True)
     assert accepted.checked.startswith("accepted: qualified on papers")
     assert other["sha256"][:12] in accepted.checked
     unrecorded = _qualification_table()  # written before qualifications named their dataset
     with pytest.raises(MetricError, match="a dataset it does not record"):
-        get_metric("autopre_panel", qualification=unrecorded, scored_dataset=exam)
+        panel(exam, q=unrecorded)
+    from scorers.plan import ScoringPlan
+
+    plan = ScoringPlan.build(
+        "autopre_panel", scorer_options={"autopre_panel": {"qualification": table}}
+    )
+    with pytest.raises(MetricError, match="scoring papers"):
+        plan.refuse_unservable(changed, where="x", identity=other)  # through the plan, as tasks do
     unchecked = get_metric("autopre_panel", qualification=table)  # plain Python, no dataset
     assert unchecked.checked.startswith("not checked: the scored dataset was not given")
 
