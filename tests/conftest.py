@@ -233,15 +233,16 @@ def write_jsonl(path: Path, rows: list) -> Path:
 
 
 def decided_papers(n: int) -> list[dict]:
-    """``n`` papers with a decision, even ones accepted: three rated reviews each, (8, 6, 8) for
-    an accepted paper and (3, 3, 6) for a rejected one, so that any two of them (the references)
-    average at least 6 exactly when the paper was accepted (the committee rule is always
-    right)."""
+    """``n`` papers with a decision, even ones accepted: three rated reviews each on ICLR 2023's
+    scale, (8, 6, 8) for an accepted paper and (3, 3, 6) for a rejected one, so that any two of
+    them (the references) average at least 6 exactly when the paper was accepted (the committee
+    rule is always right)."""
     return [
         {
             "id": f"p{i}",
             "title": f"Paper {i}",
             "abstract": f"We study method {i}.",
+            "venue": "ICLR 2023",
             "decision": "Accept (poster)" if i % 2 == 0 else "Reject",
             "reviews": [
                 {"id": f"p{i}r{j}", "text": f"Review {j} of paper {i}.", "rating": r}
@@ -260,6 +261,7 @@ def rated_free_text_papers(n: int) -> list[dict]:
             "id": f"p{i}",
             "title": f"Paper {i}",
             "abstract": "An abstract.",
+            "venue": "ICLR 2023",
             "reviews": [
                 {"id": f"p{i}r{j}", "text": f"Free-text review {j} of paper {i}.", "rating": r}
                 for j, r in enumerate((3, 6, 8))

@@ -71,8 +71,10 @@ def test_the_html_page_renders_sorts_and_fetches_nothing(tmp_path, capsys):
             assert table.locator("tr.human").count() == 1
             assert table.locator("tr.baseline").count() == 2
             assert "human" in table.locator("tr.human .badge").inner_text()
-            # the Wilson interval the log reports is a column of its own
-            assert "wilson 95% interval" in table.locator("thead").inner_text()
+            # a proportion's interval is Wilson's, inside [0, 1]: the committee is right on all 8
+            # papers, [0.747, 1.000] at 90% (by hand: Wilson's lower bound of 8/8 at z = 1.645)
+            assert "Wilson" in page.locator("p.kind").first.inner_text()
+            assert "[0.747, 1.000]" in table.locator("tbody tr").first.inner_text()
             header = table.locator("th", has_text="mean")
             header.click()  # ascending: the lowest mean first
             assert models.nth(0).inner_text().startswith("baseline:always_reject")

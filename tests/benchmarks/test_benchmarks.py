@@ -771,10 +771,9 @@ def test_summaries_robustness_describes_what_the_perturbation_model_did(tmp_path
     ultra-concise texts within their cap, counted by hand on four samples."""
     from types import SimpleNamespace
 
-    from benchmarks.experiments.summaries_robustness.run import (
-        perturbation_rows,
-        write_perturbations,
-    )
+    robustness_run = load_benchmark("experiments.summaries_robustness.run")
+    perturbation_rows = robustness_run.perturbation_rows
+    write_perturbations = robustness_run.write_perturbations
 
     original = " ".join(f"w{i}" for i in range(20))  # cap: 2 words
 
@@ -813,8 +812,11 @@ def test_summaries_robustness_perturbs_every_system_of_an_article_and_resumes(tm
 
     from inspect_ai.log import read_eval_log
 
-    from benchmarks.common.resumable import JournalRecord, ResumeRefused
-    from benchmarks.experiments.summaries_robustness.run import main
+    _resumable = load_benchmark("common.resumable")
+    JournalRecord = _resumable.JournalRecord
+    ResumeRefused = _resumable.ResumeRefused
+    _summaries_robustness = load_benchmark("experiments.summaries_robustness.run")
+    main = _summaries_robustness.main
     from gem_tasks.tasks.samples import SPACE_DEMO, SUMMEVAL_DEMO
 
     out = tmp_path / "results"
@@ -857,7 +859,8 @@ def test_summeval_correlation_takes_its_system_level_from_the_leaderboard(tmp_pa
 
     from inspect_ai.log import read_eval_log
 
-    from benchmarks.experiments.summeval_correlation.run import main
+    _summeval_correlation = load_benchmark("experiments.summeval_correlation.run")
+    main = _summeval_correlation.main
     from gem_tasks.tasks.samples import SUMMEVAL_DEMO
     from scorers.validation.statistics import spearman
 
@@ -898,7 +901,9 @@ def test_summeval_correlation_takes_its_system_level_from_the_leaderboard(tmp_pa
     assert len(list((out / "logs").glob("*.eval"))) == 1
     # an invocation after the finished one reads the row from its log (nothing scored again,
     # the journal keeps both invocations); other settings are refused, not mixed in
-    from benchmarks.common.resumable import JournalRecord, ResumeRefused
+    _resumable = load_benchmark("common.resumable")
+    JournalRecord = _resumable.JournalRecord
+    ResumeRefused = _resumable.ResumeRefused
 
     rerun = main(
         ["--data", str(SUMMEVAL_DEMO), "--articles", "3", "--scorers", "rouge_l", "--out", str(out)]
@@ -924,6 +929,7 @@ def tiny_decisions_set(
             "id": f"p{i}",
             "title": f"Paper {i}",
             "abstract": "An abstract.",
+            "venue": "ICLR 2023",
             "reviews": [
                 {"id": f"p{i}r{j}", "text": f"Review {j}.", "rating": r}
                 for j, r in enumerate(paper)
@@ -1383,7 +1389,8 @@ def test_lfqa_e_smoke_run_writes_agreement_and_replacement(tmp_path: Path):
     manifest = json.loads((out / "manifest.json").read_text())
     assert {"results.json", "results.md"} <= set(manifest["files"])
     # a later invocation reads both runs from their logs (scored once), as the journal says
-    from benchmarks.common.resumable import JournalRecord
+    _resumable = load_benchmark("common.resumable")
+    JournalRecord = _resumable.JournalRecord
 
     again = run.main(["--data", str(data), "--scorers", "rouge_l", "--out", str(out)])
     assert again["agreement"] == result["agreement"]

@@ -293,7 +293,10 @@ def test_the_machine_is_described_again_when_the_run_finishes(tmp_path: Path, mo
 
 
 def test_a_manifest_names_the_repositorys_files_relative_to_its_root(tmp_path: Path):
-    from benchmarks.common.manifest import REPO, Run, portable
+    _manifest = load_benchmark("common.manifest")
+    REPO = _manifest.REPO
+    Run = _manifest.Run
+    portable = _manifest.portable
 
     data = REPO / "gem_tasks" / "tasks" / "data"
     outside = tmp_path / "elsewhere.jsonl"

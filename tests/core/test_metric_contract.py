@@ -190,6 +190,7 @@ def test_inspect_logs_the_number_the_plain_python_call_gives(tiny_folder, fit_on
             "title": f"Paper {i}",
             "abstract": f"We study method {i}.",
             "paper_text": f"1 Introduction\nWe study method {i} and test it once.",
+            "venue": "ICLR 2023",  # the decision metrics read ratings on its scale
             "decision": "Accept (poster)" if i % 2 else "Reject",  # for the decision metrics
             "reviews": [
                 {"id": f"p{i}r{j}", "text": text, "rating": rating}

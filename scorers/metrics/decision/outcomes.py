@@ -70,9 +70,10 @@ class DecisionSignature(Signature):
     threshold: float = ACCEPT_THRESHOLD
     prompts: dict[str, str] | None = None
     committee: str = field(default="", metadata={OMIT_WHEN_EMPTY: True})
-    """Whom "the other reviewers" are, where a number rests on them (the committee rule's
-    verdicts, every rating error): :data:`COMMITTEE`. Absent from the other scores'
-    signatures."""
+    """Whom "the other reviewers" are (:data:`COMMITTEE`): the committee rule's verdicts and
+    every rating error rest on them, and every other row of a decision board is compared with
+    the committee's, so that every decision score carries it (a board whose committee is
+    another one is another benchmark, not the committee row alone in a group of its own)."""
 
 
 COMMITTEE = "every review but the held-out one"
@@ -179,7 +180,7 @@ class DecisionMetric(Metric):
             scale=scale.name,
             threshold=scale.accept_threshold,
             prompts=prompt_hashes([VERDICT_PROMPT]),
-            committee=COMMITTEE if on_committee else "",
+            committee=COMMITTEE,
         )
         if not item.candidate.strip() and item.baseline is None:
             reason = "empty review: a verdict is read after a review, and there is none"

@@ -698,7 +698,13 @@ def test_review_quality_task_end_to_end(tmp_path):
         {"id": "c", "text": "Third.\n+ Clear writing #clr\n- Few seeds #seeds", "rating": 5},
     ]
     papers = [
-        {"id": f"p{i}", "title": f"Paper {i}", "abstract": "w1 w2 w3 #exp", "reviews": reviews}
+        {
+            "id": f"p{i}",
+            "title": f"Paper {i}",
+            "abstract": "w1 w2 w3 #exp",
+            "venue": "ICLR 2023",
+            "reviews": reviews,
+        }
         for i in range(2)
     ]
     data = write_jsonl(tmp_path / "papers.jsonl", papers)
