@@ -54,7 +54,7 @@ __all__ = [
     "balanced_accuracy",
 ]
 
-DECISION_VERSION = 2
+DECISION_VERSION = 3
 """2: ratings, thresholds and the verdict question on the data's rating scale (the question's
 wording on ICLR's scale unchanged; ICLR 2020's asks for 1-8, ICLR 2026's for 0-10)."""
 
