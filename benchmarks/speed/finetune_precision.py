@@ -27,7 +27,7 @@ from pathlib import Path
 
 from benchmarks.common.machine import describe_machine
 from benchmarks.common.manifest import Run
-from scorers.finetune.train import LOG_FILE, LoraSettings, train_adapter
+from gem_finetune.train import LOG_FILE, LoraSettings, train_adapter
 
 
 def train_timed(

@@ -78,7 +78,7 @@ def _add_selection_args(parser: argparse.ArgumentParser) -> None:
 def _enricher(args: argparse.Namespace) -> Any:
     if not (args.summaries or args.assw):
         return None
-    from scorers.data.sources.openreview.enrich import Enricher, fit_to_context
+    from gem_data.openreview.enrich import Enricher, fit_to_context
     from scorers.lm import load_evaluation_lm
     from scorers.lm.generation import LocalGenerator
 
@@ -109,10 +109,10 @@ def _fail(command: str, exc: Exception) -> int:
 
 
 def _build(args: argparse.Namespace) -> int:
+    from gem_data.openreview.build import BuildConfig, build_dataset
+    from gem_data.openreview.errors import OpenReviewError
+    from gem_data.openreview.filters import BEYOND_RATING_FILTERS
     from scorers.data.records import RecordError
-    from scorers.data.sources.openreview.build import BuildConfig, build_dataset
-    from scorers.data.sources.openreview.errors import OpenReviewError
-    from scorers.data.sources.openreview.filters import BEYOND_RATING_FILTERS
 
     preset = BEYOND_RATING_FILTERS if args.beyond_rating_filters else {}
     config = BuildConfig(
@@ -143,8 +143,8 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _convert(args: argparse.Namespace) -> int:
+    from gem_data.openreview.convert import ConvertConfig, convert_dataset
     from scorers.data.records import RecordError
-    from scorers.data.sources.openreview.convert import ConvertConfig, convert_dataset
 
     config = ConvertConfig(
         source=args.source,
@@ -166,7 +166,7 @@ def _convert(args: argparse.Namespace) -> int:
 
 
 def _fetch(args: argparse.Namespace) -> int:
-    from scorers.data.fetch import FetchError, fetch_dataset, fetch_order, fetched
+    from gem_data.fetch import FetchError, fetch_dataset, fetch_order, fetched
     from scorers.data.records import RecordError
 
     try:
@@ -192,7 +192,7 @@ def _fetch(args: argparse.Namespace) -> int:
 
 
 def _fetch_epilog() -> str:
-    from scorers.data.fetch import DATASETS
+    from gem_data.fetch import DATASETS
 
     width = max(len(entry.name) for entry in DATASETS)
     lines = ["datasets:"]

@@ -8,7 +8,7 @@
   resumable from its checkpoints.
 
 Score with the adapter: ``-T scorer_lm=hf/<base> -T scorer_lm_args='{"adapter": "<out>/adapter"}'``
-(or ``vllm/<base>``). The core is :mod:`scorers.finetune`.
+(or ``vllm/<base>``). The core is :mod:`gem_finetune`.
 """
 
 from __future__ import annotations
@@ -40,14 +40,14 @@ def _positive(value: str) -> int:
 def _load_tokenizer(model: str) -> Any:
     from transformers import AutoTokenizer
 
-    from scorers.finetune.train import resolve_base_model
+    from gem_finetune.train import resolve_base_model
 
     return AutoTokenizer.from_pretrained(resolve_base_model(model))
 
 
 def _data(args: argparse.Namespace) -> int:
+    from gem_finetune.data import build_finetune_data, save_finetune_data
     from scorers.data.records import load_records
-    from scorers.finetune.data import build_finetune_data, save_finetune_data
 
     records = load_records(args.records)
     data = build_finetune_data(
@@ -87,7 +87,7 @@ def _data(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from scorers.finetune.train import FinetuneError, LoraSettings, train_adapter
+    from gem_finetune.train import FinetuneError, LoraSettings, train_adapter
 
     settings = LoraSettings(
         r=args.r,

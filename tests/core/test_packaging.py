@@ -6,6 +6,7 @@ import ast
 import subprocess
 import sys
 from importlib.metadata import entry_points
+from pathlib import Path
 
 import pytest
 
@@ -178,12 +179,14 @@ def test_every_public_error_class_derives_from_the_root_error():
     import inspect
     import pkgutil
 
+    import gem_data
+    import gem_finetune
     import gem_tasks
     import scorers
     from scorers.errors import GemTasksError
 
     offenders = []
-    for package in (scorers, gem_tasks):
+    for package in (scorers, gem_tasks, gem_data, gem_finetune):
         for module in pkgutil.walk_packages(package.__path__, prefix=f"{package.__name__}."):
             loaded = importlib.import_module(module.name)
             for name, value in vars(loaded).items():
@@ -198,13 +201,17 @@ def test_every_public_error_class_derives_from_the_root_error():
     assert not offenders, offenders
 
 
+PACKAGES = ("scorers", "gem_tasks", "gem_data", "gem_finetune", "prompts")
+"""The project's packages (``pyproject.toml`` ships them)."""
+
+
 def _import_graph() -> dict[str, set[str]]:
     """Module -> the project modules it imports (anywhere in the file: at the top, inside a
-    function, or for type checking), for ``scorers``, ``gem_tasks`` and ``prompts``. ``from
+    function, or for type checking), for every package of :data:`PACKAGES`. ``from
     package import submodule`` points at the submodule; a package's ``__init__`` is the package
     itself."""
     modules = {}
-    for package in ("scorers", "gem_tasks", "prompts"):
+    for package in PACKAGES:
         for path in (REPO / package).rglob("*.py"):
             parts = path.relative_to(REPO).with_suffix("").parts
             name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
@@ -281,6 +288,48 @@ def test_no_import_cycles():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert graph["gem_tasks.cli"] and graph["scorers.metrics.gem"]  # the graph is not empty
     assert _cycles(graph) == []
+
+
+def _third_party_imports(path: Path) -> set[str]:
+    """The top-level names of the modules ``path`` imports anywhere in it."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_the_scoring_core_imports_no_data_acquisition_or_training():
+    """``scorers`` (the metrics and what they share) imports neither the data acquisition
+    (``gem_data``: the OpenReview builder and client, the fetcher) nor the fine-tuning code
+    (``gem_finetune``), nor the libraries only they use; those two import the core, never the
+    Inspect layer."""
+    graph = _import_graph()
+    assert any(t.startswith("scorers") for t in graph["gem_data.openreview.output"])  # not empty
+    reaching = sorted(
+        f"{module} -> {target}"
+        for module, targets in graph.items()
+        for target in targets
+        if module.startswith("scorers") and target.startswith(("gem_data", "gem_finetune"))
+    )
+    assert reaching == []
+    upward = sorted(
+        f"{module} -> {target}"
+        for module, targets in graph.items()
+        for target in targets
+        if module.startswith(("gem_data", "gem_finetune")) and target.startswith("gem_tasks")
+    )
+    assert upward == []
+    acquisition_only = {"openreview", "pypdfium2", "gem_data", "gem_finetune"}
+    offenders = {
+        str(path.relative_to(REPO)): sorted(_third_party_imports(path) & acquisition_only)
+        for path in (REPO / "scorers").rglob("*.py")
+        if _third_party_imports(path) & acquisition_only
+    }
+    assert offenders == {}
+    assert "openreview" in _third_party_imports(REPO / "gem_data" / "openreview" / "client.py")
 
 
 def test_families_do_not_reach_into_each_other():

@@ -98,7 +98,7 @@ def test_a_record_knows_its_scale():
 
 
 def test_the_builder_declares_the_scale_it_maps_onto():
-    from scorers.data.sources.openreview.output import record_row
+    from gem_data.openreview.output import record_row
 
     row = record_row(parse_record(_record(venue="ICLR 2026", rating_scale="iclr"), where="x"))
     assert row["rating_scale"] == "iclr"

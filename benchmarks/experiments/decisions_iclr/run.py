@@ -48,9 +48,9 @@ from benchmarks.common.resumable import (
     finished_log,
     run_row,
 )
+from gem_data.openreview.convert import ConvertConfig, convert_dataset
 from gem_tasks.tasks.iclr import iclr
 from scorers.data.records import load_records
-from scorers.data.sources.openreview.convert import ConvertConfig, convert_dataset
 
 HERE = Path(__file__).resolve().parent
 SETS = {

@@ -53,18 +53,18 @@ from inspect_ai.log import read_eval_log
 from benchmarks.common.manifest import Run
 from benchmarks.common.paths import DATA, missing_data
 from benchmarks.common.resumable import Journal, add_fresh_option, run_row
-from gem_tasks.analysis.report import write_report
-from gem_tasks.tasks.robustness import robustness
-from scorers.data.records import load_records
-from scorers.data.sources.gem_release import gem_release_records
-from scorers.finetune.data import (
+from gem_finetune.data import (
     HELDOUT_FILE,
     MANIFEST_FILE,
     build_finetune_data,
     record_dict,
     save_finetune_data,
 )
-from scorers.finetune.train import INFO_FILE, LOG_FILE, LoraSettings, train_adapter
+from gem_finetune.train import INFO_FILE, LOG_FILE, LoraSettings, train_adapter
+from gem_tasks.analysis.report import write_report
+from gem_tasks.tasks.robustness import robustness
+from scorers.data.records import load_records
+from scorers.data.sources.gem_release import gem_release_records
 from scorers.lm.embedded import materialize_embedded
 
 HERE = Path(__file__).resolve().parent

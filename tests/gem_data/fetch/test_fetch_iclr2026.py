@@ -35,10 +35,10 @@ from pathlib import Path
 import pytest
 
 from conftest import put_source
-from scorers.data.fetch import catalog, fetch_dataset, fetched, iclr2026
+from gem_data.fetch import catalog, fetch_dataset, fetched, iclr2026
 from scorers.data.records import RecordError, load_records
 
-FIXTURE = Path(__file__).parent / "fixtures" / "iclr2026_notes.json"
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "iclr2026_notes.json"
 NOTES = {note["id"]: note for note in json.loads(FIXTURE.read_text(encoding="utf-8"))["papers"]}
 
 ORAL, POSTER = "ICLR 2026 Oral", "ICLR 2026 Poster"
@@ -365,12 +365,12 @@ def test_built_and_fetched_records_of_the_same_reviews_hold_the_same_ratings_and
     """``gem-tasks data build`` (the OpenReview form's normaliser) and ``data fetch iclr2026``
     store ICLR 2026's ratings on one scale, its own 0-10, so the committee rule decides the same
     on both: the real notes of the fixture, every eligible paper."""
-    from scorers.data.records import parse_record
-    from scorers.data.sources.openreview.forms import (
+    from gem_data.openreview.forms import (
         form_for_year,
         normalise_review,
         stored_ratings,
     )
+    from scorers.data.records import parse_record
     from scorers.scales import scale_named
 
     form = form_for_year(2026)

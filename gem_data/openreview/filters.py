@@ -7,7 +7,7 @@ left:
    a confidence is removed (its expertise cannot be shown). Papers are not removed here.
 2. ``min_reviews``: keep papers with at least this many surviving reviews.
 3. ``max_rating_variance``: drop papers whose surviving reviews' mapped ratings (the ICLR 2024/25
-   scale, :data:`~scorers.data.sources.openreview.forms.TARGET_SCALE`) have a population
+   scale, :data:`~gem_data.openreview.forms.TARGET_SCALE`) have a population
    variance (ddof=0) above the maximum; a paper exactly at it is kept. Reviews without a rating
    are left out of the variance; a paper with no rated review is kept and counted.
 

@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from scorers.data.fetch import catalog
-from scorers.data.fetch.catalog import RAW_BASE, Dataset, SourceFile, files_digest
-from scorers.data.fetch.download import GIT_BLOB, FetchError, download, matches, sha256_of
+import gem_data.fetch.catalog as catalog
+from gem_data.fetch.catalog import RAW_BASE, Dataset, SourceFile, files_digest
+from gem_data.fetch.download import GIT_BLOB, FetchError, download, matches, sha256_of
 from scorers.data.records import RecordError
 
 __all__ = ["damaged", "fetch_dataset", "fetch_order", "fetched"]
@@ -182,7 +182,7 @@ def _check_more_files(
     entry: Dataset, digests: dict[SourceFile, str], *, mirror: str | None
 ) -> None:
     """The files a dataset derives from its first ones are the pinned ones: their
-    :func:`~scorers.data.fetch.catalog.files_digest` is the dataset's ``more_files_digest``."""
+    :func:`~gem_data.fetch.catalog.files_digest` is the dataset's ``more_files_digest``."""
     if entry.more_files_digest is None:
         raise FetchError(f"{entry.name}: its derived files have no pin (more_files_digest)")
     found = files_digest({spec.path: digest for spec, digest in digests.items()})

@@ -35,7 +35,7 @@ own four sections, each under its heading (:func:`format_labelled`, :data:`ICLR2
     Weaknesses:\\n{weaknesses}\\n\\nQuestions:\\n{questions}
 
 the text of the ``iclr2026`` records ``gem-tasks data fetch iclr2026`` writes
-(:mod:`scorers.data.fetch.iclr2026` joins them with the same function), so a dataset built from
+(:mod:`gem_data.fetch.iclr2026` joins them with the same function), so a dataset built from
 OpenReview and the fetched one read alike. Checked against real ICLR 2026 review notes (API v2,
 as crawled on 2025-11-22 by imczxx/ICLR2026ReviewTracker, 76,812 review versions): the text
 fields are ``summary``, ``strengths``, ``weaknesses`` and ``questions``; ``rating`` (0, 2, 4, 6, 8
@@ -531,7 +531,7 @@ def form_for_venue(venue: str) -> ReviewForm:
     """The review form of an OpenReview venue id: NeurIPS (``NeurIPS.cc/2023/Conference``)
     from 2021, ICLR (and any other conference, read with the ICLR forms) from 2018; the latest
     form for later years."""
-    from scorers.data.sources.openreview.client import venue_conference, venue_year
+    from gem_data.openreview.client import venue_conference, venue_year
 
     year = venue_year(venue)
     if venue_conference(venue).lower() == "neurips":

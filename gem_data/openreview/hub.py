@@ -43,15 +43,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scorers.data.records import RecordError, read_jsonl
-from scorers.data.sources.openreview.forms import (
+from gem_data.openreview.forms import (
     FORMS_BY_YEAR,
     detect_form,
     form_for_year,
     normalise_review,
     stored_ratings,
 )
-from scorers.data.sources.openreview.submissions import clean_decision
+from gem_data.openreview.submissions import clean_decision
+from scorers.data.records import RecordError, read_jsonl
 
 __all__ = ["HUB_DATASETS", "REVIEWBENCH", "HubDataset", "hub_dataset", "hub_records", "read_rows"]
 

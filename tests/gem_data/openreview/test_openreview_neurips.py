@@ -13,9 +13,7 @@ from typing import Any
 
 import pytest
 
-from gem_tasks.cli.data import main as data_main
-from scorers.data.records import load_records
-from scorers.data.sources.openreview import (
+from gem_data.openreview import (
     BEYOND_RATING_FILTERS,
     BuildConfig,
     apply_quality_filters,
@@ -25,20 +23,22 @@ from scorers.data.sources.openreview import (
     form_for_year,
     normalise_review,
 )
-from scorers.data.sources.openreview import build as build_module
-from scorers.data.sources.openreview.client import (
+from gem_data.openreview import build as build_module
+from gem_data.openreview.client import (
     api_version_for,
     submission_invitations,
     venue_label,
 )
-from scorers.data.sources.openreview.filters import population_variance
-from scorers.data.sources.openreview.forms import (
+from gem_data.openreview.filters import population_variance
+from gem_data.openreview.forms import (
     ICLR2026_SCALE,
     NEURIPS2025_SCALE,
     NEURIPS_10_SCALE,
     TARGET_SCALE,
     detect_form,
 )
+from gem_tasks.cli.data import main as data_main
+from scorers.data.records import load_records
 
 # The spec's D2 tables ("documented choice"), written out independently of the code.
 NEURIPS_10 = {1: 1, 2: 1, 3: 3, 4: 5, 5: 6, 6: 6, 7: 8, 8: 8, 9: 10, 10: 10}
@@ -702,7 +702,7 @@ def test_cli_preset_and_explicit_flags(tmp_path, neurips23, monkeypatch, capsys)
 
 def test_note_without_decision_or_stated_venue_has_none(tmp_path):
     note = v2_paper("x", 1, [(6, 4)] * 3, venue="Submitted to NeurIPS 2023")
-    from scorers.data.sources.openreview.submissions import compact_note, parse_submission
+    from gem_data.openreview.submissions import compact_note, parse_submission
 
     paper = parse_submission(compact_note(note))
     assert (paper.decision, paper.decision_raw) == (None, None)
@@ -714,7 +714,7 @@ def test_note_without_decision_or_stated_venue_has_none(tmp_path):
 def test_reviewbench_rows_get_the_same_mapping_and_decision():
     from collections import Counter
 
-    from scorers.data.sources.openreview.hub import reviewbench_record
+    from gem_data.openreview.hub import reviewbench_record
 
     review = {
         "review_id": "r1",

@@ -1,4 +1,4 @@
-"""The OpenReview dataset builder (scorers.data.sources.openreview) and `gem-tasks data`, offline.
+"""The OpenReview dataset builder (gem_data.openreview) and `gem-tasks data`, offline.
 
 The builder runs against a fake client serving recorded API responses in the documented
 formats of API v1 (ICLR 2023: Note objects, plain content, reviews in details.directReplies) and
@@ -16,9 +16,7 @@ from typing import Any
 import pytest
 
 from conftest import REPO, FunctionGenerator
-from gem_tasks.cli.data import main as data_main
-from scorers.data.records import load_records
-from scorers.data.sources.openreview import (
+from gem_data.openreview import (
     BuildConfig,
     Enricher,
     PdfError,
@@ -31,10 +29,12 @@ from scorers.data.sources.openreview import (
     parse_score,
     pdf_to_text,
 )
-from scorers.data.sources.openreview.client import api_version_for, note_to_dict, venue_label
-from scorers.data.sources.openreview.forms import detect_form, format_sections
-from scorers.data.sources.openreview.ratelimit import call_with_backoff, retry_after_seconds
-from scorers.data.sources.openreview.sampling import select_papers, select_reviews
+from gem_data.openreview.client import api_version_for, note_to_dict, venue_label
+from gem_data.openreview.forms import detect_form, format_sections
+from gem_data.openreview.ratelimit import call_with_backoff, retry_after_seconds
+from gem_data.openreview.sampling import select_papers, select_reviews
+from gem_tasks.cli.data import main as data_main
+from scorers.data.records import load_records
 
 # the release as `gem-tasks data fetch iclr2023-gem` writes it from the repository root
 GEM_RELEASE = REPO / "data/iclr2023_gem/iclr2023_reviews.jsonl"
@@ -698,7 +698,7 @@ def test_summaries_and_assw_are_cached_and_resumable(tmp_path, v1_responses):
 
 
 def test_enriched_rewrites_get_room_by_length_and_cut_ones_are_counted(tmp_path):
-    from scorers.data.sources.openreview import enrich_records
+    from gem_data.openreview import enrich_records
     from scorers.lm.base import Reply
 
     budgets: dict[str, int] = {}
@@ -723,7 +723,7 @@ def test_enriched_rewrites_get_room_by_length_and_cut_ones_are_counted(tmp_path)
 
 
 def test_empty_reviews_and_paper_texts_are_never_sent_to_the_generator(tmp_path):
-    from scorers.data.sources.openreview import enrich_records
+    from gem_data.openreview import enrich_records
 
     seen: list[str] = []
 

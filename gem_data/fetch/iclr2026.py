@@ -1,7 +1,7 @@
 """ICLR 2026, GRE-bench's contamination-free edition: submissions and their official reviews as
 OpenReview's API v2 served them on 2025-11-22, with the decision read from the accepted lists.
 
-Two sources, both pinned in the catalog (:mod:`scorers.data.fetch.catalog`):
+Two sources, both pinned in the catalog (:mod:`gem_data.fetch.catalog`):
 
 - imczxx/ICLR2026ReviewTracker: ``docs/data/papers-list.json`` (every submission of its crawl:
   ``id``, ``withdrawn``, ``reviews``, the count of official reviews, ...) and
@@ -32,7 +32,7 @@ the sample: ``random.Random(SEED).sample(eligible, SAMPLE_SKIP + SAMPLE_SIZE)`` 
 
 ``title`` and ``abstract`` lose their outer whitespace. ``text`` is the review's four sections
 under their headings, joined by
-:func:`scorers.data.sources.openreview.forms.format_labelled` (as ``gem-tasks data build``
+:func:`gem_data.openreview.forms.format_labelled` (as ``gem-tasks data build``
 writes an ICLR 2026 review); the scores are the integers of the note (rating on 0/2/4/6/8/10).
 """
 
@@ -45,9 +45,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from scorers.data.fetch.convert import write_jsonl
+from gem_data.fetch.convert import write_jsonl
+from gem_data.openreview.forms import format_labelled, unwrap_content
 from scorers.data.records import RecordError
-from scorers.data.sources.openreview.forms import format_labelled, unwrap_content
 
 __all__ = [
     "ACCEPTED_DIR",

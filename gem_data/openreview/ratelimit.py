@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from scorers.data.sources.openreview.errors import RateLimited, Unreachable
+from gem_data.openreview.errors import RateLimited, Unreachable
 
 __all__ = ["call_with_backoff", "is_rate_limited", "is_server_error", "retry_after_seconds"]
 

@@ -3,7 +3,7 @@ same filters and seeded sampling as the OpenReview builder.
 
 Sources: ``gem-release`` (the GEM authors' ICLR 2023 file, :func:`scorers.data.sources.gem_release.
 gem_release_records`) and ``hub:<name>`` (a supported Hugging Face dataset,
-:mod:`scorers.data.sources.openreview.hub`).
+:mod:`gem_data.openreview.hub`).
 """
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from gem_data.openreview.build import BuildResult, package_version
+from gem_data.openreview.enrich import Enricher, enrich_records
+from gem_data.openreview.hub import hub_records
+from gem_data.openreview.output import record_row, write_dataset
+from gem_data.openreview.sampling import select_papers, select_reviews
 from scorers.data.decisions import decision_counts, decision_from, join_decisions, read_decisions
 from scorers.data.records import load_records
 from scorers.data.sources.gem_release import gem_release_records
-from scorers.data.sources.openreview.build import BuildResult, package_version
-from scorers.data.sources.openreview.enrich import Enricher, enrich_records
-from scorers.data.sources.openreview.hub import hub_records
-from scorers.data.sources.openreview.output import record_row, write_dataset
-from scorers.data.sources.openreview.sampling import select_papers, select_reviews
 
 __all__ = ["GEM_RELEASE", "ConvertConfig", "convert_dataset"]
 
@@ -135,7 +135,7 @@ def convert_dataset(
             **source,
             "input": str(config.input),
             "converted_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            "converter": f"gem-tasks {package_version()} (scorers.data.sources.openreview.convert)",
+            "converter": f"gem-tasks {package_version()} (gem_data.openreview.convert)",
         },
         "filters": {
             "min_reviews": config.min_reviews,

@@ -8,7 +8,7 @@ defaults to torch's AdamW (``optim="adamw_8bit"`` reproduces the paper's where b
 installed). LoRA goes on every linear layer of the transformer blocks (``all-linear``: q, k, v,
 o, gate, up and down projections on Llama, the list Unsloth's recipe uses). This module uses
 transformers' ``Trainer`` and peft; the loss is on the assistant turn only (the data's
-``labels``, :mod:`scorers.finetune.data`).
+``labels``, :mod:`gem_finetune.data`).
 
 Checkpoints go to ``<out>/checkpoints`` every ``save_steps`` optimizer steps; a run started again
 with the same ``out`` resumes from the newest one. The adapter is saved to ``<out>/adapter``
@@ -25,8 +25,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from gem_finetune.data import IGNORE_INDEX, chat_template_hash, load_finetune_data
 from scorers.errors import GemTasksError
-from scorers.finetune.data import IGNORE_INDEX, chat_template_hash, load_finetune_data
 from scorers.lm.adapter import peft_install_hint
 
 __all__ = [
@@ -225,7 +225,7 @@ def train_adapter(
 
     Args:
         data: a folder written by ``gem-tasks finetune data``
-            (:func:`scorers.finetune.data.save_finetune_data`).
+            (:func:`gem_finetune.data.save_finetune_data`).
         base_model: hub id or folder of the model the data was rendered for (``embedded``: the
             embedded SmolLM2).
         out: output folder: ``adapter/``, ``checkpoints/``, ``training_log.jsonl``.

@@ -18,8 +18,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from gem_data.files import atomic_write_bytes, atomic_write_text
 from scorers.data.records import RecordError
-from scorers.data.sources.openreview.output import atomic_write_bytes, atomic_write_text
 
 __all__ = [
     "GEM_RELEASE_ROWS",
@@ -62,7 +62,7 @@ not listed (withdrawn, desk-rejected, an unknown word) stops the conversion, nam
 
 def write_jsonl(path: Path, rows: Iterable[Any], *, ensure_ascii: bool = True) -> None:
     """Write one JSON object per line (``json.dumps`` defaults, ``\\n`` endings), atomically
-    (:func:`~scorers.data.sources.openreview.output.atomic_write_text`): a stopped conversion
+    (:func:`~gem_data.files.atomic_write_text`): a stopped conversion
     leaves no half-written file under the name."""
     atomic_write_text(
         path, "".join(json.dumps(row, ensure_ascii=ensure_ascii) + "\n" for row in rows)

@@ -2,16 +2,16 @@
 
 The GEM data setup: every submission with its official reviews is listed; withdrawn and
 desk-rejected papers are skipped (and counted); each review is normalised into the ICLR 2023
-four-section text with the year's form (:mod:`scorers.data.sources.openreview.forms`; a review whose
+four-section text with the year's form (:mod:`gem_data.openreview.forms`; a review whose
 fields fit another year's form better is read with that one), its rating stored on the form's
 own scale where the decision metrics know it (every ICLR year; NeurIPS mapped onto the ICLR
-2024/25 scale: :func:`~scorers.data.sources.openreview.forms.stored_ratings`), with its raw value,
+2024/25 scale: :func:`~gem_data.openreview.forms.stored_ratings`), with its raw value,
 label and scale, the sub-scores and the structured fields; the Beyond Rating quality filters run
 if asked for (minimum confidence, then the review count, then the maximum rating variance:
-:mod:`scorers.data.sources.openreview.filters`); papers with at least ``min_reviews``
+:mod:`gem_data.openreview.filters`); papers with at least ``min_reviews``
 surviving reviews are eligible; ``papers`` of them are sampled with ``seed`` and
-``reviews_per_paper`` reviews of each (:mod:`scorers.data.sources.openreview.sampling`); the paper
-text comes from the PDF (:mod:`scorers.data.sources.openreview.pdf`). The result is canonical
+``reviews_per_paper`` reviews of each (:mod:`gem_data.openreview.sampling`); the paper
+text comes from the PDF (:mod:`gem_data.openreview.pdf`). The result is canonical
 records as ``records.jsonl`` + ``records.parquet`` and a data card, in one folder
 that :func:`scorers.data.records.load_records` reads.
 
@@ -33,7 +33,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from scorers.data.sources.openreview.client import (
+from gem_data.files import atomic_write_json, read_json
+from gem_data.openreview.client import (
     API_URLS,
     NotesClient,
     api_version_for,
@@ -45,10 +46,10 @@ from scorers.data.sources.openreview.client import (
     venue_label,
     venue_year,
 )
-from scorers.data.sources.openreview.enrich import Enricher, enrich_records
-from scorers.data.sources.openreview.errors import RateLimited, Unreachable, VenueNotFound
-from scorers.data.sources.openreview.filters import BEYOND_RATING_FILTERS, apply_quality_filters
-from scorers.data.sources.openreview.forms import (
+from gem_data.openreview.enrich import Enricher, enrich_records
+from gem_data.openreview.errors import RateLimited, Unreachable, VenueNotFound
+from gem_data.openreview.filters import BEYOND_RATING_FILTERS, apply_quality_filters
+from gem_data.openreview.forms import (
     RATING_SCALES,
     SECTION_HEADERS,
     TARGET_SCALE,
@@ -59,11 +60,11 @@ from scorers.data.sources.openreview.forms import (
     normalise_review,
     stored_ratings,
 )
-from scorers.data.sources.openreview.output import atomic_write_json, read_json, write_dataset
-from scorers.data.sources.openreview.pdf import PdfError, pdf_to_text, strip_back_matter
-from scorers.data.sources.openreview.ratelimit import call_with_backoff
-from scorers.data.sources.openreview.sampling import select_papers, select_reviews
-from scorers.data.sources.openreview.submissions import (
+from gem_data.openreview.output import write_dataset
+from gem_data.openreview.pdf import PdfError, pdf_to_text, strip_back_matter
+from gem_data.openreview.ratelimit import call_with_backoff
+from gem_data.openreview.sampling import select_papers, select_reviews
+from gem_data.openreview.submissions import (
     ACTIVE,
     DESK_REJECTED,
     WITHDRAWN,
@@ -363,7 +364,7 @@ def build_dataset(
     """Build (or resume building) the dataset described by ``config`` into ``config.out``.
 
     ``client`` defaults to a guest ``openreview-py`` client for the venue's API; pass any
-    :class:`~scorers.data.sources.openreview.client.NotesClient` to serve recorded responses.
+    :class:`~gem_data.openreview.client.NotesClient` to serve recorded responses.
     ``sleep`` is what rate-limit backoff waits with. Raises :class:`VenueNotFound` when no
     invitation id lists submissions, :class:`Unreachable` without network,
     :class:`RateLimited` when the retries run out, ``ValueError`` for a bad option or when no
@@ -466,7 +467,7 @@ def build_dataset(
             "submission_invitation": listing["invitation"],
             "listing_fetched_at": listing["fetched_at"],
             "built_at": _now(),
-            "builder": f"gem-tasks {package_version()} (scorers.data.sources.openreview)",
+            "builder": f"gem-tasks {package_version()} (gem_data.openreview)",
         },
         "filters": {
             **{k: v for k, v in asdict(config).items() if k not in ("out", "venue")},

@@ -9,20 +9,15 @@ with :func:`scorers.data.records.load_records`.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from gem_data.files import atomic_write_bytes, atomic_write_json, atomic_write_text
+from gem_data.openreview.forms import FIELD_NAMES, SCORE_NAMES
 from scorers.data.records import PaperRecord, parse_record
-from scorers.data.sources.openreview.forms import FIELD_NAMES, SCORE_NAMES
 
 __all__ = [
-    "atomic_write_bytes",
-    "atomic_write_json",
-    "atomic_write_text",
-    "read_json",
     "record_row",
     "render_card",
     "write_dataset",
@@ -42,48 +37,6 @@ PAPER_EXTRAS = {
 (:func:`scorers.data.records.load_records`) reads ``decision`` and ``official_ratings`` into
 ``PaperRecord``; the others are in records.jsonl / records.parquet for analyses (per-venue
 splits)."""
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file and a rename (all or nothing). The
-    file gets the permissions any new file gets (0666 less the umask, e.g. 0644): a dataset
-    folder is meant to be shared, and the temporary file's private 0600 must not stay."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temporary, 0o666 & ~_umask())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """:func:`atomic_write_bytes` for UTF-8 text."""
-    atomic_write_bytes(path, text.encode("utf-8"))
-
-
-def atomic_write_json(path: Path, value: Any) -> None:
-    """:func:`atomic_write_bytes` for a JSON document."""
-    atomic_write_text(path, json.dumps(value, ensure_ascii=False, indent=1) + "\n")
-
-
-def read_json(path: Path) -> Any | None:
-    """The JSON document at ``path``; None when it is missing or unreadable (then it is redone)."""
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
 
 
 def record_row(record: PaperRecord, paper_extra: Mapping[str, Any] | None = None) -> dict[str, Any]:

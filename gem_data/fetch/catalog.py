@@ -17,7 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scorers.data.fetch import convert, iclr2026
+import gem_data.fetch.convert as convert
+import gem_data.fetch.iclr2026 as iclr2026
 
 __all__ = ["DATASETS", "Dataset", "SourceFile", "dataset", "files_digest"]
 
@@ -27,7 +28,7 @@ RAW_BASE = "https://raw.githubusercontent.com"
 @dataclass(frozen=True)
 class SourceFile:
     """One file of a source repository at a pinned commit and its pin: its sha256, or
-    ``git-blob:<object id>`` (:data:`~scorers.data.fetch.download.GIT_BLOB`); None only for the
+    ``git-blob:<object id>`` (:data:`~gem_data.fetch.download.GIT_BLOB`); None only for the
     files a dataset derives (``more_files``), which its ``more_files_digest`` pins together."""
 
     repo: str
@@ -402,7 +403,7 @@ DATASETS: tuple[Dataset, ...] = (
         "accepted lists: alickzhu/iclr2026-papers. Eligible: one of the 12 areas, not withdrawn, "
         "3 or more official reviews (the latest version of each); a paper on no accepted list "
         "is 'Reject', marked inferred. Sample: draws 300-1,499 of random.Random(20261127)"
-        ".sample(eligible sorted by id, 1,500) (scorers.data.fetch.iclr2026).",
+        ".sample(eligible sorted by id, 1,500) (gem_data.fetch.iclr2026).",
         files=(
             ICLR2026_LIST,
             *(

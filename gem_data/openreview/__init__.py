@@ -14,17 +14,17 @@ Nothing here imports inspect_ai; ``openreview-py`` and ``pypdfium2`` are importe
 build needs them.
 """
 
-from scorers.data.sources.openreview.build import BuildConfig, BuildResult, build_dataset
-from scorers.data.sources.openreview.convert import ConvertConfig, convert_dataset
-from scorers.data.sources.openreview.enrich import Enricher, enrich_records, fit_to_context
-from scorers.data.sources.openreview.errors import (
+from gem_data.openreview.build import BuildConfig, BuildResult, build_dataset
+from gem_data.openreview.convert import ConvertConfig, convert_dataset
+from gem_data.openreview.enrich import Enricher, enrich_records, fit_to_context
+from gem_data.openreview.errors import (
     OpenReviewError,
     RateLimited,
     Unreachable,
     VenueNotFound,
 )
-from scorers.data.sources.openreview.filters import BEYOND_RATING_FILTERS, apply_quality_filters
-from scorers.data.sources.openreview.forms import (
+from gem_data.openreview.filters import BEYOND_RATING_FILTERS, apply_quality_filters
+from gem_data.openreview.forms import (
     FORMS_BY_YEAR,
     NEURIPS_FORMS_BY_YEAR,
     RatingScale,
@@ -33,8 +33,8 @@ from scorers.data.sources.openreview.forms import (
     normalise_review,
     parse_score,
 )
-from scorers.data.sources.openreview.pdf import PdfError, pdf_to_text, strip_back_matter
-from scorers.data.sources.openreview.submissions import clean_decision
+from gem_data.openreview.pdf import PdfError, pdf_to_text, strip_back_matter
+from gem_data.openreview.submissions import clean_decision
 
 __all__ = [
     "BEYOND_RATING_FILTERS",

@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
-from scorers.data.sources.openreview.errors import OpenReviewError
+from gem_data.openreview.errors import OpenReviewError
 
 __all__ = [
     "API_URLS",

@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from scorers.data.records import load_records
-from scorers.finetune.data import (
+from gem_finetune.data import (
     HELDOUT_FILE,
     IGNORE_INDEX,
     FinetuneDataError,
@@ -23,6 +22,7 @@ from scorers.finetune.data import (
     save_finetune_data,
     training_pairs,
 )
+from scorers.data.records import load_records
 from scorers.lm.adapter import AdapterError, adapter_fingerprint
 from scorers.pmi import NOT_AVAILABLE, prediction_request
 from scorers.text.judgments import Preprocessed
@@ -41,7 +41,7 @@ def data_dir(tmp_path_factory, demo_records, tokenizer) -> Path:
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory, data_dir, tiny_folder):
     """Six optimizer steps of LoRA on the tiny model, one row each (checkpoints every three)."""
-    from scorers.finetune.train import LoraSettings, train_adapter
+    from gem_finetune.train import LoraSettings, train_adapter
 
     out = tmp_path_factory.mktemp("finetune_out")
     settings = LoraSettings(
@@ -162,7 +162,7 @@ def test_training_lowers_the_loss_and_resumes(trained, data_dir, tiny_folder, to
     from peft import PeftModel
     from transformers import AutoModelForCausalLM
 
-    from scorers.finetune.train import assistant_loss, train_adapter
+    from gem_finetune.train import assistant_loss, train_adapter
 
     out, settings, result = trained
     assert result.steps == 6 and result.resumed_from is None
@@ -197,7 +197,7 @@ def test_bf16_autocast_trains_on_cpu_and_is_recorded(
     from peft import PeftModel
     from transformers import AutoModelForCausalLM
 
-    from scorers.finetune.train import FinetuneError, LoraSettings, assistant_loss, train_adapter
+    from gem_finetune.train import FinetuneError, LoraSettings, assistant_loss, train_adapter
 
     out, settings, result = trained
     default_info = json.loads((result.adapter / "gem_finetune.json").read_text())
@@ -301,7 +301,7 @@ def test_cli_builds_data_and_reports_counts(tmp_path, demo_records, capsys):
     from gem_tasks.cli import main
 
     records = tmp_path / "records.jsonl"
-    from scorers.finetune.data import record_dict
+    from gem_finetune.data import record_dict
 
     records.write_text("".join(json.dumps(record_dict(r)) + "\n" for r in demo_records[:2]))
     assert main(["finetune", "data", str(records), "--out", str(tmp_path / "d")]) == 0

@@ -4,11 +4,11 @@ exactly as GEM scores them) and LoRA training with the appendix's settings (:mod
 Score with the result through any backend's ``adapter`` option
 (``scorer_lm_args={"adapter": "<out>/adapter"}``).
 
-``scorers.finetune.train`` needs peft (``pip install 'gem-tasks[finetune]'``); it is imported
+``gem_finetune.train`` needs peft (``pip install 'gem-tasks[finetune]'``); it is imported
 only when training.
 """
 
-from scorers.finetune.data import (
+from gem_finetune.data import (
     FinetuneData,
     FinetuneDataError,
     build_finetune_data,

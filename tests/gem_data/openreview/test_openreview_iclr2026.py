@@ -5,7 +5,7 @@ numbers.
 
 The notes are those of ``fixtures/iclr2026_notes.json`` (real ICLR 2026 papers from
 imczxx/ICLR2026ReviewTracker at 8dc6f4d3; each reply note is CC BY 4.0, by the ICLR 2026
-reviewers and authors on OpenReview: see tests/data/test_fetch_iclr2026.py)."""
+reviewers and authors on OpenReview: see tests/gem_data/fetch/test_fetch_iclr2026.py)."""
 
 from __future__ import annotations
 
@@ -14,16 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from scorers.data.fetch import iclr2026
-from scorers.data.sources.openreview import form_for_venue, form_for_year, normalise_review
-from scorers.data.sources.openreview.forms import (
+from gem_data.fetch import iclr2026
+from gem_data.openreview import form_for_venue, form_for_year, normalise_review
+from gem_data.openreview.forms import (
     ICLR2026_PARTS,
     detect_form,
     format_labelled,
     format_sections,
 )
 
-FIXTURE = Path(__file__).parent / "fixtures" / "iclr2026_notes.json"
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "iclr2026_notes.json"
 NOTES = json.loads(FIXTURE.read_text(encoding="utf-8"))["papers"]
 REVIEWS = [review for note in NOTES for review in iclr2026.latest_reviews(note)]
 FORM = form_for_venue("ICLR.cc/2026/Conference")

@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gem_data.openreview.forms import unwrap_content
 from scorers.data.decisions import clean_decision
-from scorers.data.sources.openreview.forms import unwrap_content
 
 __all__ = [
     "ACTIVE",

@@ -19,11 +19,11 @@ import pandas as pd
 import pytest
 
 from conftest import MirrorHandler, put_source
+from gem_data.fetch import FetchError, catalog, fetch_dataset, fetch_order, fetched
+from gem_data.fetch.convert import SPACE_ASPECTS, summeval_articles, summeval_subset_ids
+from gem_data.fetch.download import GIT_BLOB, download
 from gem_tasks.cli.data import main as data_main
 from scorers.data.decisions import read_decisions
-from scorers.data.fetch import FetchError, catalog, fetch_dataset, fetch_order, fetched
-from scorers.data.fetch.convert import SPACE_ASPECTS, summeval_articles, summeval_subset_ids
-from scorers.data.fetch.download import GIT_BLOB, download
 from scorers.data.records import RecordError, load_records
 from scorers.data.sources.gem_release import gem_release_records
 from scorers.data.sources.summaries import lfqa_e_records, space_records, summeval_records
@@ -141,7 +141,7 @@ LFQA_E_FIRST = [
 ]  # fmt: skip
 
 
-OWN_TESTS = {"iclr2026": "tests/data/test_fetch_iclr2026.py"}
+OWN_TESTS = {"iclr2026": "tests/gem_data/fetch/test_fetch_iclr2026.py"}
 """Datasets whose fixtures and end-to-end fetch are in a test file of their own (left out here:
 their converter samples more papers than a fixture holds)."""
 
@@ -464,7 +464,7 @@ def test_a_files_digest_by_hand():
 
 
 def test_a_git_object_id_pin_by_hand(tmp_path: Path):
-    from scorers.data.fetch.download import git_blob_of, matches
+    from gem_data.fetch.download import git_blob_of, matches
 
     path = tmp_path / "f.json"
     path.write_bytes(b"hello\n")
@@ -482,7 +482,7 @@ def test_many_small_files_are_downloaded_several_at_once(
     server sees more than one request in flight), and every file still lands whole."""
     import time
 
-    from scorers.data.fetch.fetching import _download_all
+    from gem_data.fetch.fetching import _download_all
 
     base, root = loopback_mirror
     in_flight, most = [0], [0]
