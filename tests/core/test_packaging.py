@@ -352,6 +352,15 @@ def test_families_do_not_reach_into_each_other():
     assert crossing == []
 
 
+def test_the_tests_mirror_the_metric_families():
+    """One test folder per metric family, named as the family's folder, and no folder of tests
+    under ``tests/metrics`` that is not a family's."""
+    families = {path.parent.name for path in (REPO / "scorers" / "metrics").glob("*/__init__.py")}
+    folders = {path.parent.name for path in (REPO / "tests" / "metrics").glob("*/test_*.py")}
+    assert len(families) >= 11
+    assert folders == families
+
+
 def test_the_longest_test_files_scheduled_first_exist():
     """``conftest.LONGEST_FILES`` names test files that exist (a renamed one would silently
     lose its place at the front of the suite)."""
