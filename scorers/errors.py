@@ -66,6 +66,7 @@ class Unscored(GemTasksError):
         details: the result's details (what was computed before the item was given up).
         signature: the result's signature (a metric may attach it where it catches the error on
             its way out, once the signature is known).
+        terms: the result's per-reference terms computed before the item was given up.
     """
 
     def __init__(
@@ -75,6 +76,7 @@ class Unscored(GemTasksError):
         explanation: str | None = None,
         details: dict[str, Any] | None = None,
         signature: Signature | None = None,
+        terms: list[dict[str, Any]] | None = None,
     ) -> None:
         if not reason.strip():
             raise ValueError("an unscored item needs its reason")
@@ -83,3 +85,4 @@ class Unscored(GemTasksError):
         self.explanation = explanation or f"unscored: {reason}"
         self.details = dict(details or {})
         self.signature = signature
+        self.terms = list(terms or [])

@@ -209,57 +209,7 @@ class ScoringPlan:
         """
         for metric in self.metrics.values():
             metric.check_dataset(identity)
-        n = len(records)
-        with_abstract = sum(abstract_problem(r.abstract) is None for r in records)
-        with_text = sum(bool((r.paper_text or "").strip()) for r in records)
-        with_content = sum(
-            bool((r.paper_text or "").strip()) or abstract_problem(r.abstract) is None
-            for r in records
-        )
-        with_text_or_assw = sum(
-            bool((r.paper_text or "").strip() or (r.assw or "").strip()) for r in records
-        )
-        with_decision = sum(r.decision is not None for r in records)
-        venues = sorted({repr(r.venue or "") for r in records if r.rating_scale == UNKNOWN})
-        unscaled = (
-            f"{len(venues)} venues ({', '.join(venues[:3])}, ...)"
-            if len(venues) > 3
-            else (f"venue {', '.join(venues)}" if venues else "")
-        )
-        # each need the records cannot meet, with what it needs: one sentence per need, naming
-        # every metric of the plan that has it
-        unmet = {
-            "rating_scale": (
-                bool(unscaled),
-                ("reads", "read"),
-                f"ratings on the venue's scale, and the scale of {unscaled} is not known: "
-                f"{HOW_TO_GIVE}",
-            ),
-            "decision": (
-                not with_decision,
-                ("scores", "score"),
-                f"a verdict against the venue's accept/reject decision, and none of the {n} "
-                "papers has one (join a decisions file: gem-tasks data convert --decisions)",
-            ),
-            "abstract": (
-                not with_abstract,
-                ("needs", "need"),
-                f"the papers' abstracts, and none of the {n} papers has one (an empty "
-                "abstract, or a placeholder such as 'Not available', is none)",
-            ),
-            "paper_content": (
-                not with_content,
-                ("reads", "read"),
-                f"a review against the paper's text or abstract, and none of the {n} papers "
-                "has either",
-            ),
-            "paper_text": (
-                not with_text_or_assw,
-                ("needs", "need"),
-                f"the papers' full text (or a stored ASSW summary), and none of the {n} "
-                f"papers has either ({with_text} with text)",
-            ),
-        }
+        unmet = _needs_unmet(records)
         problems = []
         for need, (failing, (one, several), rest) in unmet.items():
             names = [name for name, metric in self.metrics.items() if need in metric.needs]
@@ -268,3 +218,58 @@ class ScoringPlan:
                 problems.append(f"{', '.join(names)} {verb} {rest}")
         if problems:
             raise RecordError(f"{where}: " + "; ".join(problems))
+
+
+def _needs_unmet(
+    records: Sequence[PaperRecord],
+) -> dict[str, tuple[bool, tuple[str, str], str]]:
+    """Per need a metric may declare (``Metric.needs``): whether no record of ``records`` meets
+    it, the verb of the sentence that says so (one metric, several) and the rest of the
+    sentence."""
+    n = len(records)
+    with_abstract = sum(abstract_problem(r.abstract) is None for r in records)
+    with_text = sum(bool((r.paper_text or "").strip()) for r in records)
+    with_content = sum(
+        bool((r.paper_text or "").strip()) or abstract_problem(r.abstract) is None for r in records
+    )
+    with_text_or_assw = sum(
+        bool((r.paper_text or "").strip() or (r.assw or "").strip()) for r in records
+    )
+    with_decision = sum(r.decision is not None for r in records)
+    venues = sorted({repr(r.venue or "") for r in records if r.rating_scale == UNKNOWN})
+    unscaled = (
+        f"{len(venues)} venues ({', '.join(venues[:3])}, ...)"
+        if len(venues) > 3
+        else (f"venue {', '.join(venues)}" if venues else "")
+    )
+    return {
+        "rating_scale": (
+            bool(unscaled),
+            ("reads", "read"),
+            f"ratings on the venue's scale, and the scale of {unscaled} is not known: "
+            f"{HOW_TO_GIVE}",
+        ),
+        "decision": (
+            not with_decision,
+            ("scores", "score"),
+            f"a verdict against the venue's accept/reject decision, and none of the {n} "
+            "papers has one (join a decisions file: gem-tasks data convert --decisions)",
+        ),
+        "abstract": (
+            not with_abstract,
+            ("needs", "need"),
+            f"the papers' abstracts, and none of the {n} papers has one (an empty "
+            "abstract, or a placeholder such as 'Not available', is none)",
+        ),
+        "paper_content": (
+            not with_content,
+            ("reads", "read"),
+            f"a review against the paper's text or abstract, and none of the {n} papers has either",
+        ),
+        "paper_text": (
+            not with_text_or_assw,
+            ("needs", "need"),
+            f"the papers' full text (or a stored ASSW summary), and none of the {n} "
+            f"papers has either ({with_text} with text)",
+        ),
+    }

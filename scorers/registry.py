@@ -220,14 +220,16 @@ class Metric(ABC):
                 value=None,
                 reason=unscored.reason,
                 explanation=unscored.explanation,
+                terms=unscored.terms,
                 details=unscored.details,
                 signature=unscored.signature,
             )
 
     @abstractmethod
     async def compute(self, item: Item, resources: Resources) -> Result:
-        """The family's computation of one item's result. Bad input gives an unscored result
-        with its reason, returned or raised as :class:`~scorers.errors.Unscored`."""
+        """The family's computation of one item's result. Bad input leaves the item unscored,
+        one way only: raise :class:`~scorers.errors.Unscored` with the reason (never a returned
+        ``Result(value=None)``)."""
 
     def score(self, item: Item, resources: Resources) -> Result:
         """:meth:`ascore` from plain (synchronous) Python."""

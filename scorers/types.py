@@ -201,24 +201,6 @@ class Result:
         if self.value is None and not self.reason:
             raise ValueError("an unscored result needs its reason")
 
-    @classmethod
-    def no_usable_reference(
-        cls,
-        skipped: dict[str, str],
-        *,
-        details: dict[str, Any] | None = None,
-        signature: Signature | None = None,
-    ) -> Result:
-        """Unscored because every reference was left out (``skipped``: id -> why)."""
-        detail = "; ".join(f"{k}: {v}" for k, v in skipped.items()) or "no references"
-        return cls(
-            value=None,
-            reason=f"no usable reference ({detail})",
-            explanation=f"unscored: no usable reference ({detail})",
-            details=dict(details or {}),
-            signature=signature,
-        )
-
     @property
     def scored(self) -> bool:
         return self.value is not None
@@ -239,8 +221,10 @@ class Result:
         return out
 
 
-def note_limits(details: dict[str, Any], hits: Mapping[str, int]) -> None:
+def note_limits(details: dict[str, Any], hits: Mapping[str, int]) -> dict[str, Any]:
     """Add ``hits`` (generated texts that stopped at their token limit: ``what -> limit``) to a
-    result's ``details`` under :data:`AT_TOKEN_LIMIT` (nothing when there are none)."""
+    result's ``details`` under :data:`AT_TOKEN_LIMIT` (nothing when there are none); returns
+    ``details``."""
     if hits:
         details.setdefault(AT_TOKEN_LIMIT, {}).update(hits)
+    return details

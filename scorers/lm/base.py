@@ -15,6 +15,7 @@ __all__ = [
     "RETRY_TEMPERATURE",
     "Reply",
     "ScoringRequest",
+    "WrappedEvaluationLM",
     "hit_limit",
     "retry_settings",
 ]
@@ -141,3 +142,23 @@ class EvaluationLM(Protocol):
         """The assistant reply to each conversation, rendered with the model's chat template;
         each a :class:`Reply` saying whether it stopped at ``settings.max_new_tokens``."""
         ...
+
+
+class WrappedEvaluationLM:
+    """The base of an :class:`EvaluationLM` that wraps another (the score cache, the batching
+    layer): the wrapped ``backend``'s identity, tokenizer and length limit, which a wrapper never
+    changes (a cached or batched result is the backend's own)."""
+
+    backend: EvaluationLM
+
+    @property
+    def identity(self) -> str:
+        return self.backend.identity
+
+    @property
+    def tokenizer(self) -> Any:
+        return self.backend.tokenizer
+
+    @property
+    def max_length(self) -> int | None:
+        return self.backend.max_length

@@ -27,6 +27,7 @@ from scorers.lm.base import (
     GenerationSettings,
     LogprobResult,
     ScoringRequest,
+    WrappedEvaluationLM,
 )
 
 __all__ = ["BatchingEvaluationLM"]
@@ -47,7 +48,7 @@ def _item_key(item: Any) -> Any:
     return json.dumps(list(item), sort_keys=True)
 
 
-class BatchingEvaluationLM:
+class BatchingEvaluationLM(WrappedEvaluationLM):
     """An :class:`EvaluationLM` that merges concurrent calls into shared batches."""
 
     def __init__(
@@ -68,18 +69,6 @@ class BatchingEvaluationLM:
         self._leader_active = False
         self._last_arrival = 0.0
         self.batches_run = 0
-
-    @property
-    def identity(self) -> str:
-        return self.backend.identity
-
-    @property
-    def tokenizer(self) -> Any:
-        return self.backend.tokenizer
-
-    @property
-    def max_length(self) -> int | None:
-        return self.backend.max_length
 
     def target_logprobs(self, requests: Sequence[ScoringRequest]) -> list[LogprobResult]:
         return self._submit(_Call("logprobs", None, list(requests)))

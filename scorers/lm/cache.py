@@ -33,6 +33,7 @@ from scorers.lm.base import (
     LogprobResult,
     Reply,
     ScoringRequest,
+    WrappedEvaluationLM,
     hit_limit,
 )
 
@@ -498,7 +499,7 @@ def _close_quietly(connection: sqlite3.Connection | None) -> None:
             pass
 
 
-class CachedEvaluationLM:
+class CachedEvaluationLM(WrappedEvaluationLM):
     """An :class:`EvaluationLM` whose results are read from and written to a :class:`ScoreCache`.
 
     Only misses reach the wrapped backend, in one batched call; a failing backend call stores
@@ -513,18 +514,6 @@ class CachedEvaluationLM:
         self.computed: Counter[str] = Counter()
         self._lock = threading.Lock()
         self._in_flight: dict[str, threading.Event] = {}
-
-    @property
-    def identity(self) -> str:
-        return self.backend.identity
-
-    @property
-    def tokenizer(self) -> object:
-        return self.backend.tokenizer
-
-    @property
-    def max_length(self) -> int | None:
-        return self.backend.max_length
 
     def target_logprobs(self, requests: Sequence[ScoringRequest]) -> list[LogprobResult]:
         keys = [self.cache.logprob_key(self.identity, r) for r in requests]

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from scorers.errors import MetricError
+from scorers.errors import MetricError, Unscored
 from scorers.lm.base import RETRY_TEMPERATURE
 from scorers.lm.generation import LocalGenerator, TextGenerator
 from scorers.metrics.autopre.core import Vote, weighted_vote
@@ -280,9 +280,7 @@ class _Panel(Metric):
         elif not item.paper.has_abstract:
             problem = f"the judges are told the paper's abstract, and {item.paper.abstract_problem}"
         if problem:
-            return Result(
-                value=None, reason=problem, explanation=f"unscored: {problem}", signature=signature
-            )
+            raise Unscored(problem, explanation=f"unscored: {problem}", signature=signature)
         assert held_out is not None
         pair = Pair(
             id=item.paper.id,
@@ -322,12 +320,8 @@ class _Panel(Metric):
             reason = "no judge's answer could be read: " + "; ".join(
                 f"{n}: {v['replies']!r}" for n, v in per_judge.items()
             )
-            return Result(
-                value=None,
-                reason=reason,
-                explanation="unscored: " + reason,
-                details=details,
-                signature=signature,
+            raise Unscored(
+                reason, explanation="unscored: " + reason, details=details, signature=signature
             )
         outcome = {1.0: "candidate wins", 0.5: "tie", 0.0: "human wins"}[verdict]
         return Result(

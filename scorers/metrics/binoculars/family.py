@@ -42,7 +42,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from scorers.errors import MetricError
+from scorers.errors import MetricError, Unscored
 from scorers.lm.threads import run_blocking
 from scorers.metrics.binoculars.detector import (
     ACCURACY_THRESHOLD,
@@ -178,9 +178,8 @@ class BinocularsMetric(Metric):
         calibration = "calibrated" if self.calibrated else "uncalibrated"
         base: dict[str, Any] = {"threshold": threshold, "threshold_calibrated": self.calibrated}
         if not item.candidate.strip():
-            return Result(
-                value=None,
-                reason="empty candidate: no text to score",
+            raise Unscored(
+                "empty candidate: no text to score",
                 explanation="unscored: the candidate review is empty",
                 details={**base, "flags": ["empty_candidate"]},
                 signature=signature,
@@ -194,9 +193,8 @@ class BinocularsMetric(Metric):
         base.update(layout=layout, skipped_fields=skipped)
         if not fields:
             why = "; ".join(f"{k}: {v}" for k, v in skipped.items())
-            return Result(
-                value=None,
-                reason=f"no text field to score ({why})",
+            raise Unscored(
+                f"no text field to score ({why})",
                 explanation=f"unscored: no text field to score ({why})",
                 details=base,
                 signature=signature,
@@ -205,9 +203,8 @@ class BinocularsMetric(Metric):
         bad = {n: s for n, s in zip(fields, scores) if not math.isfinite(s.score)}
         if bad:
             why = "; ".join(f"{n}: ppl {s.ppl}, x_ppl {s.x_ppl}" for n, s in bad.items())
-            return Result(
-                value=None,
-                reason=f"non-finite Binoculars score ({why})",
+            raise Unscored(
+                f"non-finite Binoculars score ({why})",
                 explanation=f"unscored: non-finite Binoculars score ({why})",
                 details=base,
                 signature=signature,

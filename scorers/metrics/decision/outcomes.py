@@ -29,6 +29,7 @@ import numpy as np
 from scipy import stats
 
 from scorers.corpus import CorpusStatistic
+from scorers.errors import Unscored
 from scorers.metrics.decision.verdicts import (
     ACCEPT_THRESHOLD,
     COMMITTEE_RULES,
@@ -160,10 +161,10 @@ class DecisionMetric(Metric):
             raise ValueError(f"unknown decision metric kind {kind!r}")
         self.kind = kind
 
-    def _unscored(self, reason: str, signature: Signature, **details: Any) -> Result:
-        return Result(
-            value=None,
-            reason=reason,
+    def _unscored(self, reason: str, signature: Signature, **details: Any) -> Unscored:
+        """The error that leaves this item unscored, for ``reason``."""
+        return Unscored(
+            reason,
             explanation=f"{self.spec.display_name}: unscored: {reason}",
             details=details,
             signature=signature,
@@ -184,7 +185,7 @@ class DecisionMetric(Metric):
         )
         if not item.candidate.strip() and item.baseline is None:
             reason = "empty review: a verdict is read after a review, and there is none"
-            return self._unscored(reason, signature, flags=["empty_candidate"])
+            raise self._unscored(reason, signature, flags=["empty_candidate"])
         verdict = verdict_of(item)
         truth = item.paper.accept
         details: dict[str, Any] = {
@@ -206,12 +207,12 @@ class DecisionMetric(Metric):
                     "the committee's rating is a mean of the reviewers' ratings it would be "
                     "compared with"
                 )
-                return self._unscored(reason, signature, **details)
+                raise self._unscored(reason, signature, **details)
             if verdict.rating is None:
-                return self._unscored(verdict.missing or "no rating", signature, **details)
+                raise self._unscored(verdict.missing or "no rating", signature, **details)
             if target is None:
                 reason = "the other reviewers' reviews carry no rating (the data stores none)"
-                return self._unscored(reason, signature, **details)
+                raise self._unscored(reason, signature, **details)
             value = abs(verdict.rating - target)
             n = details["committee_reviewers"]
             explanation = (
@@ -223,20 +224,20 @@ class DecisionMetric(Metric):
                 "the paper has no accept/reject decision in the data (join one: gem-tasks data "
                 "convert --decisions)"
             )
-            return self._unscored(reason, signature, **details)
+            raise self._unscored(reason, signature, **details)
         if self.kind == "auc":
             if verdict.rating is None:
-                return self._unscored(verdict.missing or "no rating", signature, **details)
+                raise self._unscored(verdict.missing or "no rating", signature, **details)
             explanation = f"stated rating {verdict.rating:g}; the paper was " + (
                 "accepted" if truth else "rejected"
             )
             return Result(verdict.rating, explanation, details=details, signature=signature)
         if verdict.accept is None:
-            return self._unscored(verdict.missing or "no decision", signature, **details)
+            raise self._unscored(verdict.missing or "no decision", signature, **details)
         if self.kind == "fpr" and truth:
-            return self._unscored("an accepted paper: the FPR counts rejected papers", signature)
+            raise self._unscored("an accepted paper: the FPR counts rejected papers", signature)
         if self.kind == "fnr" and not truth:
-            return self._unscored("a rejected paper: the FNR counts accepted papers", signature)
+            raise self._unscored("a rejected paper: the FNR counts accepted papers", signature)
         if self.kind in ("accuracy", "balanced_accuracy"):
             indicator = verdict.accept == truth
         else:  # fpr: accepted a rejected paper; fnr: rejected an accepted one

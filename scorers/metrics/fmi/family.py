@@ -74,6 +74,7 @@ from scorers.oracle import (
     log_ratio,
     parse_likelihood,
 )
+from scorers.per_reference import no_usable_reference
 from scorers.registry import Metric, MetricSpec, get_metric
 from scorers.resources import Resources
 from scorers.signature import Signature, prompt_hashes
@@ -407,9 +408,8 @@ class ScoringRuleMetric(Metric):
             negatives=count, oracle="none", preprocessor="none", domain=item.domain
         )
         if self.uses_negatives and not negatives:
-            return Result(
-                value=None,
-                reason="no negative references",
+            raise Unscored(
+                "no negative references",
                 explanation=f"{self.spec.display_name} needs negative references (reviews of "
                 "other papers; the tasks draw them with -T negatives=4)",
                 signature=signature,
@@ -449,19 +449,17 @@ class ScoringRuleMetric(Metric):
         ]
         details["negatives"] = [r.id for r in negatives]
         if not positive.values:
-            return Result.no_usable_reference(
-                {
-                    k: v
-                    for k, v in details.get("skipped_references", {}).items()
-                    if k not in details["negatives"]
-                },
-                details=details,
-                signature=signature,
+            positives_left_out = {
+                k: v
+                for k, v in details.get("skipped_references", {}).items()
+                if k not in details["negatives"]
+            }
+            raise Unscored(
+                no_usable_reference(positives_left_out), details=details, signature=signature
             )
         if self.uses_negatives and not negative.values:
-            return Result(
-                value=None,
-                reason="no usable negative reference",
+            raise Unscored(
+                "no usable negative reference",
                 explanation="unscored: every negative reference was left out "
                 f"({details.get('skipped_references')})",
                 details=details,
@@ -470,14 +468,13 @@ class ScoringRuleMetric(Metric):
         try:
             estimate = self._estimate(positive.values, negative.values)
         except RatioOverflow as overflow:
-            return Result(
-                value=None,
-                reason=f"ratio overflow: {overflow}",
+            raise Unscored(
+                f"ratio overflow: {overflow}",
                 explanation=f"unscored: {overflow} (a score is never clipped)",
-                terms=terms,
                 details=details,
                 signature=signature,
-            )
+                terms=terms,
+            ) from overflow
         explanation = (
             f"{self.spec.display_name} = {estimate.value:.4f} from {len(positive.values)} "
             f"positive and {len(negative.values)} negative reference(s)"

@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from scorers.domains import domain as get_domain
 from scorers.domains import template
-from scorers.errors import MetricError
+from scorers.errors import MetricError, Unscored
 from scorers.lm.base import hit_limit
 from scorers.lm.chat import encode_text
 from scorers.lm.threads import run_blocking
@@ -42,7 +42,7 @@ from scorers.text.judgments import (
     rewrite_budget,
     rewrite_reviews,
 )
-from scorers.types import CANDIDATE_IS_JUDGMENTS, Item, Result
+from scorers.types import CANDIDATE_IS_JUDGMENTS, Item, Result, note_limits
 
 __all__ = ["GEM_VERSION", "PREPROCESSOR_ROLE", "GemMetric", "GemSignature"]
 
@@ -191,15 +191,14 @@ class GemMetric(Metric):
                 what = words.synopsis or "synopsis"
                 problem = (item.paper.abstract_problem or "").replace("abstract", what)
                 reason = f"no {what} ({problem})"
-                return Result(
-                    value=None,
-                    reason=reason,
+                raise Unscored(
+                    reason,
                     explanation=f"unscored: {self.spec.display_name} conditions on the "
                     f"{words.task_input}'s {what}, and this {words.task_input} has {reason}; it "
                     "would silently be GEM",
                     signature=self._signature(lm.identity, preprocessor, templates),
-                    details={"synopsis_source": "none"},
-                ).note_limits(hits)
+                    details=note_limits({"synopsis_source": "none"}, hits),
+                )
             synopsis_text = item.paper.abstract
             synopsis_source = "abstract"
             if self.synopsis == "assw":
@@ -212,14 +211,13 @@ class GemMetric(Metric):
                     hits["ASSW summary"] = ASSW_SETTINGS.max_new_tokens
                 synopsis_source = f"abstract + ASSW ({source})"
                 if assw is None:
-                    return Result(
-                        value=None,
-                        reason="no ASSW and no paper text",
+                    raise Unscored(
+                        "no ASSW and no paper text",
                         explanation="GEM-S (ASSW) needs the paper's ASSW summary or its full "
                         "text; this paper has neither",
                         signature=self._signature(lm.identity, preprocessor, templates),
-                        details={"synopsis_source": "none"},
-                    ).note_limits(hits)
+                        details=note_limits({"synopsis_source": "none"}, hits),
+                    )
                 synopsis_text = f"{synopsis_text}\n\n{assw}".strip()
 
         outcome = await run_blocking(
@@ -244,13 +242,23 @@ class GemMetric(Metric):
             details["reference_judgments"] = {
                 r.id: r.preprocessed.judgments for r in references if r.preprocessed
             }
+        terms = [asdict(t) for t in outcome.terms]
+        signature = self._signature(lm.identity, preprocessor, templates)
+        if outcome.value is None:
+            raise Unscored(
+                outcome.reason or "",
+                explanation=outcome.explanation,
+                terms=terms,
+                details=note_limits(details, hits),
+                signature=signature,
+            )
         return Result(
             value=outcome.value,
             reason=outcome.reason,
             explanation=outcome.explanation,
-            terms=[asdict(t) for t in outcome.terms],
+            terms=terms,
             details=details,
-            signature=self._signature(lm.identity, preprocessor, templates),
+            signature=signature,
         ).note_limits(hits)
 
     def _signature(

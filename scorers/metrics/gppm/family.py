@@ -36,10 +36,11 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from scorers.domains import template
-from scorers.errors import MetricError
+from scorers.errors import MetricError, Unscored
 from scorers.lm.asking import ReplyError, ask_many
 from scorers.lm.base import GenerationSettings, hit_limit
 from scorers.oracle import NOT_GIVEN, ORACLE_ROLE, gppm_line_scores, likelihood_messages
+from scorers.per_reference import no_usable_reference
 from scorers.registry import Metric, MetricSpec, metric_spec
 from scorers.resources import Resources
 from scorers.signature import Signature, prompt_hashes
@@ -50,7 +51,7 @@ from scorers.text.judgments import (
     rewrite_budget,
     rewrite_reviews,
 )
-from scorers.types import CANDIDATE_IS_JUDGMENTS, Item, Result
+from scorers.types import CANDIDATE_IS_JUDGMENTS, Item, Result, note_limits
 
 GPPM_VERSION = 2
 """Token and cluster scores. 2: judgment rewrites get room by the review's length (1: 256 new
@@ -241,9 +242,8 @@ class GppmJudgment(Metric):
 
         if self.with_abstract and not item.paper.has_abstract:
             reason = f"no abstract ({item.paper.abstract_problem})"
-            return Result(
-                value=None,
-                reason=reason,
+            raise Unscored(
+                reason,
                 explanation=f"unscored: GSPPM conditions on the paper's abstract, and this paper "
                 f"has {reason}",
                 signature=signature_by(None),
@@ -254,7 +254,9 @@ class GppmJudgment(Metric):
         synopsis = item.paper.abstract if self.with_abstract else None
         signature = signature_by(writer)
         if not asked:
-            return Result.no_usable_reference(skipped, signature=signature).note_limits(hits)
+            raise Unscored(
+                no_usable_reference(skipped), details=note_limits({}, hits), signature=signature
+            )
         has_judgments = bool(judgment_statements(candidate_judgments, domain=item.domain))
         settings = GenerationSettings(max_new_tokens=self.options["max_tokens"], temperature=0.0)
         if has_judgments:  # a reply with no score on any line is asked once more (another seed)
@@ -303,9 +305,11 @@ class GppmJudgment(Metric):
             **({"lines_not_statements": not_statements} if not_statements else {}),
         }
         if not terms:
-            return Result.no_usable_reference(
-                {**skipped, **unreadable}, details=details, signature=signature
-            ).note_limits(hits)
+            raise Unscored(
+                no_usable_reference({**skipped, **unreadable}),
+                details=note_limits(details, hits),
+                signature=signature,
+            )
         value = sum(t["bits"] for t in terms) / len(terms)
         return Result(
             value=value,
@@ -436,7 +440,9 @@ class GppmCluster(Metric):
             prompts=prompt_hashes(["gem/preprocess_system", "gem/preprocess_user"]),
         )
         if not references:
-            return Result.no_usable_reference(skipped, signature=signature).note_limits(hits)
+            raise Unscored(
+                no_usable_reference(skipped), details=note_limits({}, hits), signature=signature
+            )
         embedder = resources.embedder(str(self.options["embedder"]))
         candidate_lines = judgment_statements(candidate_judgments)
         if dropped := lines_not_statements(candidate_judgments):

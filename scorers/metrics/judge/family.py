@@ -106,9 +106,8 @@ class LMExaminer(Metric):
             prompts=prompt_hashes(_TEMPLATES),
         )
         if not item.candidate.strip():
-            return Result(
-                value=None,
-                reason="empty candidate: nothing for the judge to read",
+            raise Unscored(
+                "empty candidate: nothing for the judge to read",
                 explanation="unscored: the candidate review is empty",
                 details={"flags": ["empty_candidate"]},
                 signature=signature,
@@ -137,9 +136,8 @@ class LMExaminer(Metric):
             )
         quoted = reply.strip()
         quoted = quoted if len(quoted) <= 600 else quoted[:300] + " [...] " + quoted[-300:]
-        return Result(
-            value=None,
-            reason=f"the judge's reply has no readable <overall_score> (after a retry): {quoted!r}",
+        raise Unscored(
+            f"the judge's reply has no readable <overall_score> (after a retry): {quoted!r}",
             explanation=f"unscored: no <overall_score> in the judge's replies\n\n{reply}",
             details={**facts, "judge_calls": asked.calls, "replies": asked.history[0]},
             signature=signature,
