@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import prompts
+from scorers.data.candidates import Candidate
 from scorers.data.paper_docs import (
     item_from_document,
     negatives_metadata,
@@ -75,8 +76,7 @@ class HarnessOptions:
     def __post_init__(self) -> None:
         if self.scorer_options is None:
             object.__setattr__(self, "scorer_options", {})
-        if self.candidate not in ("model", "human"):
-            raise ValueError(f"candidate must be 'model' or 'human', got {self.candidate!r}")
+        Candidate.parse(self.candidate, allowed=("model", "human"))
         names = resolve_metric_names(self.scorers)
         per_metric = {metric_spec(k).name: dict(v or {}) for k, v in self.scorer_options.items()}
         object.__setattr__(self, "scorer_options", per_metric)

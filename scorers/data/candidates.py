@@ -12,14 +12,78 @@ several places has each of its ratings.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from scorers.data.negatives import entity_of
 from scorers.data.records import CandidateRecord, PaperRecord
 
-__all__ = ["MEMBERS", "DistinctCandidate", "distinct_candidates", "mean_ratings"]
+__all__ = [
+    "MEMBERS",
+    "Candidate",
+    "CandidateKind",
+    "DistinctCandidate",
+    "distinct_candidates",
+    "mean_ratings",
+]
+
+CandidateKind = Literal["model", "human", "baseline", "system", "candidates"]
+"""What a run scores: the model under test's text (``model``), the held-out human report
+(``human``), a decision rule's verdict with no text (``baseline:<rule>``), one existing system's
+text (``system:<id>``), or every existing candidate (``candidates``)."""
+
+_FORMS = {
+    "model": "'model'",
+    "human": "'human'",
+    "candidates": "'candidates'",
+    "system": "'system:<id>'",
+    "baseline": "'baseline:<rule>'",
+}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A task's ``candidate`` setting, parsed once (:meth:`parse`): its kind and, for
+    ``baseline:<rule>`` and ``system:<id>``, the rule or the system's id. ``str()`` gives the
+    setting back as it is written."""
+
+    kind: CandidateKind
+    name: str = ""
+
+    @classmethod
+    def parse(
+        cls, text: str, *, allowed: Sequence[CandidateKind], rules: Collection[str] = ()
+    ) -> Candidate:
+        """The candidate ``text`` names, one of the ``allowed`` kinds (a baseline's rule one of
+        ``rules``).
+
+        Raises:
+            ValueError: another kind, a rule not among ``rules``, a system with no id, or a
+                name after a kind that takes none; the message lists the forms allowed.
+        """
+        kind, colon, name = str(text).partition(":")
+        named = kind in ("baseline", "system")
+        valid = (
+            kind in allowed
+            and (bool(name) if named else not colon)
+            and (kind != "baseline" or name in rules)
+        )
+        if not valid:
+            forms = [_FORMS[k] for k in _FORMS if k in allowed]
+            listed = forms[0] if len(forms) == 1 else ", ".join(forms[:-1]) + " or " + forms[-1]
+            rule = f" with a rule of {sorted(rules)}" if "baseline" in allowed else ""
+            raise ValueError(f"candidate must be {listed}{rule}, got {text!r}")
+        return cls(kind, name)  # type: ignore[arg-type]
+
+    @property
+    def generates(self) -> bool:
+        """Whether the model under test writes the text scored."""
+        return self.kind == "model"
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.name}" if self.name else self.kind
+
 
 MEMBERS = "members"
 """Sample metadata key: every place a distinct candidate text appears, as ``{"record",

@@ -14,6 +14,7 @@ from gem_tasks.scoring.adapter import make_scorers, parse_scorer_names, task_pla
 from gem_tasks.tasks import eval_card
 from gem_tasks.tasks.samples import DEMO_DATASET, paper_dataset, stored_answer, task_records
 from gem_tasks.tasks.settings import checked_settings
+from scorers.data.candidates import Candidate
 from scorers.data.paper_docs import BASELINE, VERDICT_REPLY
 from scorers.metrics.decision import RULES, verdict_question
 from scorers.registry import metric_spec
@@ -108,12 +109,8 @@ def iclr(
             (the f-variational cells, TV direct with ``tv_direct_form: product``), else none.
             Fewer than that many other papers is an error, and so is 0 with such a metric.
     """
-    rule = candidate.removeprefix("baseline:") if candidate.startswith("baseline:") else None
-    if candidate not in ("model", "human") and rule not in RULES:
-        raise ValueError(
-            f"candidate must be 'model', 'human' or 'baseline:<rule>' with a rule of "
-            f"{sorted(RULES)}, got {candidate!r}"
-        )
+    scored = Candidate.parse(candidate, allowed=("model", "human", "baseline"), rules=RULES)
+    rule = scored.name if scored.kind == "baseline" else None
     deciding = _decision_metrics(scorers)
     if rule is not None:
         others = [n for n in parse_scorer_names(scorers) if n not in deciding]
@@ -142,7 +139,7 @@ def iclr(
         seed=seed,
         max_paper_tokens=max_paper_tokens,
         negatives=plan.negatives(negatives),
-        human=candidate == "human",
+        human=scored.kind == "human",
     )
     if rule == "committee_all_reviewers" and not any(
         s.metadata.get("official_ratings") for s in samples
@@ -156,7 +153,7 @@ def iclr(
         decided = [s.metadata["decision"]["accept"] for s in samples if s.metadata.get("decision")]
         rate = sum(1 for a in decided if a) / len(decided) if decided else None
         solver: Solver | list[Solver] = baseline_verdict(rule, rate, seed)
-    elif candidate == "human":
+    elif scored.kind == "human":
         solver = stored_answer()
     else:
         solver = [generate(), ask_verdict()] if deciding else generate()

@@ -40,6 +40,7 @@ from gem_tasks.tasks.samples import (
     task_records,
 )
 from gem_tasks.tasks.settings import checked_settings
+from scorers.data.candidates import Candidate, CandidateKind
 from scorers.data.records import PaperRecord, RecordError
 from scorers.data.sources.summaries import load_judgment_records
 from scorers.domains import domain as get_domain
@@ -47,10 +48,14 @@ from scorers.domains import domain as get_domain
 __all__ = ["judgment_dataset", "judgments", "load_judgment_records"]
 
 
+JUDGMENT_CANDIDATES: tuple[CandidateKind, ...] = ("model", "human", "candidates", "system")
+"""The candidates of a judgment task."""
+
+
 def judgment_dataset(
     records: list[PaperRecord],
     *,
-    candidate: str,
+    candidate: Candidate,
     references: int,
     seed: int,
     max_input_tokens: int,
@@ -73,9 +78,9 @@ def judgment_dataset(
             seed=seed,
             max_paper_tokens=max_input_tokens,
             negatives=negatives,
-            hold_out=candidate == "human" or not record.ground_truth,
+            hold_out=candidate.kind == "human" or not record.ground_truth,
         )
-        if candidate == "model":
+        if candidate.kind == "model":
             if not text.strip():
                 raise RecordError(
                     f"{record.id}: the {record.domain} domain's input has no text for a model to "
@@ -83,23 +88,17 @@ def judgment_dataset(
                     "candidate=human or candidates"
                 )
             samples.append(document_sample(record, text, document))
-        elif candidate == "human":
+        elif candidate.kind == "human":
             answer = human_answer(document)
             samples.append(document_sample(record, text, document, answer=answer))
-        elif candidate == "candidates":
+        elif candidate.kind == "candidates":
             documents[record.id] = (text, document)  # each distinct text once, below
-        elif candidate.startswith("system:"):
-            wanted = candidate.split(":", 1)[1]
-            samples += candidate_samples(record, text, document, wanted=wanted)
-        else:
-            raise ValueError(
-                f"candidate must be 'model', 'human', 'candidates' or 'system:<id>', got "
-                f"{candidate!r}"
-            )
-    if candidate == "candidates":
+        else:  # system:<id>
+            samples += candidate_samples(record, text, document, wanted=candidate.name)
+    if candidate.kind == "candidates":
         samples = distinct_candidate_samples(records, documents)
     if not samples:
-        raise RecordError(f"{location}: no sample for candidate={candidate!r}")
+        raise RecordError(f"{location}: no sample for candidate={str(candidate)!r}")
     return MemoryDataset(samples, name=name, location=location)
 
 
@@ -130,6 +129,7 @@ def judgment_task(
 ) -> Task:
     """The task every domain's task is: the records of ``dataset`` (one domain), refused up
     front when a metric does not apply to the domain or the data cannot serve it."""
+    scored = Candidate.parse(candidate, allowed=JUDGMENT_CANDIDATES)
     records, identity = task_records(
         dataset, domains=frozenset({expected_domain}) if expected_domain is not None else None
     )
@@ -148,7 +148,7 @@ def judgment_task(
         version=eval_card(card_folder)["version"],
         dataset=judgment_dataset(
             records,
-            candidate=candidate,
+            candidate=scored,
             references=references,
             seed=seed,
             max_input_tokens=max_input_tokens,
@@ -156,7 +156,7 @@ def judgment_task(
             name=Path(str(dataset)).stem,
             location=str(dataset),
         ),
-        solver=generate() if candidate == "model" else stored_answer(),
+        solver=generate() if scored.generates else stored_answer(),
         scorer=make_scorers(plan, cache_dir=cache_dir),
         # every existing candidate carries its human ratings: the headline is the agreement
         # with them (a corpus statistic: the rank correlation with graded ratings, the share of
@@ -164,7 +164,7 @@ def judgment_task(
         # diagnostic under its own name (the leaderboard ranks the systems)
         metrics=(
             [human_agreement(records), item_mean_metric("mean_score"), at_token_limit()]
-            if candidate == "candidates"
+            if scored.kind == "candidates"
             else None
         ),
         metadata={

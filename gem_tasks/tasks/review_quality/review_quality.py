@@ -14,6 +14,7 @@ from gem_tasks.scoring.adapter import make_scorers, task_plan
 from gem_tasks.tasks import eval_card
 from gem_tasks.tasks.samples import DEMO_DATASET, paper_dataset, stored_answer, task_records
 from gem_tasks.tasks.settings import checked_settings
+from scorers.data.candidates import Candidate
 
 __all__ = ["DEFAULT_SCORERS", "review_quality"]
 
@@ -70,8 +71,7 @@ def review_quality(
             that need them (e.g. ``-T scorers=tvd_mi``); default 4 when one is asked for, else
             none (see ``gem_tasks/iclr``).
     """
-    if candidate not in ("model", "human"):
-        raise ValueError(f"candidate must be 'model' or 'human', got {candidate!r}")
+    scored = Candidate.parse(candidate, allowed=("model", "human"))
     if prompt not in ("strict", "neutral"):
         raise ValueError(f"prompt must be 'strict' or 'neutral', got {prompt!r}")
     source = str(DEMO_DATASET if dataset is None else dataset)
@@ -94,12 +94,12 @@ def review_quality(
         max_paper_tokens=max_paper_tokens,
         system_prompt=f"beyond/review_{prompt}_system",
         negatives=plan.negatives(negatives),
-        human=candidate == "human",
+        human=scored.kind == "human",
     )
     return Task(
         version=eval_card(Path(__file__).parent)["version"],
         dataset=samples,
-        solver=stored_answer() if candidate == "human" else generate(),
+        solver=generate() if scored.generates else stored_answer(),
         scorer=make_scorers(plan, cache_dir=cache_dir),
         metadata={
             "candidate": candidate,
