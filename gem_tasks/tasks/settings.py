@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
@@ -31,10 +32,10 @@ __all__ = ["TaskSettingError", "checked_settings", "is_setting_error", "refusal"
 F = TypeVar("F", bound=Callable[..., Any])
 
 _OWN_CODE = tuple(
-    str(Path(module.__file__).resolve().parent)
-    for module in (__import__("gem_tasks"), __import__("scorers"), __import__("prompts"))
-    if module.__file__
+    str(Path(__file__).resolve().parents[2] / package) + os.sep
+    for package in ("gem_tasks", "gem_data", "gem_finetune", "scorers", "prompts")
 )
+"""The folders of the project's packages (installed side by side, or in one checkout)."""
 UNKNOWN_PARAMETERS = "unknown_parameters"
 """The variadic keyword a checked task takes, so that Inspect hands it a misspelled ``-T``."""
 

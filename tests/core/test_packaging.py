@@ -352,6 +352,30 @@ def test_families_do_not_reach_into_each_other():
     assert crossing == []
 
 
+def test_an_item_is_left_unscored_one_way():
+    """A metric leaves an item unscored by raising ``Unscored`` (``Metric.ascore`` turns it into
+    the unscored result); no code of the core builds an unscored ``Result`` itself, except that
+    one conversion."""
+    found = []
+    for path in (REPO / "scorers").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Result":
+                value = next((k.value for k in node.keywords if k.arg == "value"), None)
+                if isinstance(value, ast.Constant) and value.value is None:
+                    found.append(f"{path.relative_to(REPO)}:{node.lineno}")
+    assert len(found) == 1 and found[0].startswith("scorers/registry.py:"), found
+    from scorers.types import Result
+
+    assert not hasattr(Result, "no_usable_reference")  # the reason is per_reference's
+
+
+def test_no_test_folder_shadows_a_package():
+    """``tests/`` is on the path while the suite runs (its conftest is imported from there), so a
+    folder ``tests/<package>`` would be found as that package (a namespace package of test files)
+    before the real one, in a test run alone."""
+    assert [name for name in PACKAGES if (REPO / "tests" / name).is_dir()] == []
+
+
 def test_the_tests_mirror_the_metric_families():
     """One test folder per metric family, named as the family's folder, and no folder of tests
     under ``tests/metrics`` that is not a family's."""

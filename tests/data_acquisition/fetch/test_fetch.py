@@ -141,7 +141,7 @@ LFQA_E_FIRST = [
 ]  # fmt: skip
 
 
-OWN_TESTS = {"iclr2026": "tests/gem_data/fetch/test_fetch_iclr2026.py"}
+OWN_TESTS = {"iclr2026": "tests/data_acquisition/fetch/test_fetch_iclr2026.py"}
 """Datasets whose fixtures and end-to-end fetch are in a test file of their own (left out here:
 their converter samples more papers than a fixture holds)."""
 

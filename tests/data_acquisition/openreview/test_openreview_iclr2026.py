@@ -5,7 +5,7 @@ numbers.
 
 The notes are those of ``fixtures/iclr2026_notes.json`` (real ICLR 2026 papers from
 imczxx/ICLR2026ReviewTracker at 8dc6f4d3; each reply note is CC BY 4.0, by the ICLR 2026
-reviewers and authors on OpenReview: see tests/gem_data/fetch/test_fetch_iclr2026.py)."""
+reviewers and authors on OpenReview: see tests/data_acquisition/fetch/test_fetch_iclr2026.py)."""
 
 from __future__ import annotations
 
