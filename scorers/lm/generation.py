@@ -6,7 +6,8 @@ of a harness (an Inspect model role), behind the one sqlite cache.
   :class:`~scorers.lm.cache.CachedEvaluationLM`); it supports a prefilled reply.
 - :class:`CachedGenerator`: any async ``complete(conversation, settings) -> str`` (an API model)
   with every reply cached by (generator identity, conversation, decoding settings); the
-  conversations of one call that miss the cache run concurrently. API models are not
+  conversations of one call that miss the cache run concurrently, and a conversation already
+  being generated is waited for, not asked twice (single flight). API models are not
   prefilled: they follow the prompt, so the prefill is dropped from the settings (and the key).
 
 Every reply is a :class:`~scorers.lm.base.Reply`: a string that says whether it stopped at its
@@ -21,7 +22,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol, runtime_checkable
 
 from scorers.lm.base import ChatMessage, EvaluationLM, GenerationSettings, Reply, hit_limit
-from scorers.lm.cache import CachedEvaluationLM, ScoreCache, partition_cached
+from scorers.lm.cache import CachedEvaluationLM, ScoreCache
 from scorers.lm.threads import run_blocking
 
 __all__ = ["CachedGenerator", "LocalGenerator", "TextGenerator"]
@@ -68,13 +69,18 @@ Complete = Callable[[Sequence[ChatMessage], GenerationSettings], Awaitable[str]]
 
 
 class CachedGenerator:
-    """An async single-conversation ``complete`` behind the sqlite cache; misses of one call run
-    concurrently; a failure stores nothing and propagates."""
+    """An async single-conversation ``complete`` behind the sqlite cache. The distinct
+    conversations of a call that miss the cache run concurrently. Single flight, as in
+    :class:`~scorers.lm.cache.CachedEvaluationLM`: a conversation that another call of the same
+    event loop is generating at the moment is not asked again; the call waits for that reply
+    (if that generation failed, the waiting call asks itself). A failed generation stores
+    nothing and propagates."""
 
     def __init__(self, identity: str, complete: Complete, cache: ScoreCache) -> None:
         self._identity = identity
         self._complete = complete
         self.cache = cache
+        self._in_flight: dict[tuple[int, str], asyncio.Future[Reply | None]] = {}
 
     @property
     def identity(self) -> str:
@@ -85,10 +91,37 @@ class CachedGenerator:
     ) -> list[Reply]:
         settings = dataclasses.replace(settings, prefill="")
         keys = [self.cache.generation_key(self._identity, c, settings) for c in conversations]
-        replies, missing = partition_cached(keys, conversations, self.cache.get_generation)
-        computed = await asyncio.gather(*(self._complete(c, settings) for c in missing.values()))
-        for key, text in zip(missing, computed):
+        distinct = dict(zip(keys, conversations, strict=True))
+        replies = await asyncio.gather(*(self._reply(k, c, settings) for k, c in distinct.items()))
+        found = dict(zip(distinct, replies, strict=True))
+        return [found[key] for key in keys]
+
+    async def _reply(
+        self, key: str, conversation: Sequence[ChatMessage], settings: GenerationSettings
+    ) -> Reply:
+        """The reply under ``key``: from the cache, from the generation of it in flight, or
+        generated here."""
+        loop = asyncio.get_running_loop()
+        slot = (id(loop), key)
+        while True:
+            stored = self.cache.get_generation(key)
+            if stored is not None:
+                return stored
+            in_flight = self._in_flight.get(slot)
+            if in_flight is None:
+                break
+            reply = await asyncio.shield(in_flight)
+            if reply is not None:
+                return reply
+            # that generation failed: look again (the cache, another flight, or ask here)
+        mine: asyncio.Future[Reply | None] = loop.create_future()
+        self._in_flight[slot] = mine
+        reply = None
+        try:
+            text = await self._complete(conversation, settings)
             reply = Reply(str(text), hit_limit=hit_limit(text))
             self.cache.put_generation(key, reply)
-            replies[key] = reply
-        return [replies[key] for key in keys]
+            return reply
+        finally:
+            del self._in_flight[slot]
+            mine.set_result(reply)  # None: failed (or cancelled), and the waiters ask themselves

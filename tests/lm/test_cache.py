@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import threading
 import time
@@ -10,7 +11,7 @@ import pytest
 
 from scorers.lm.base import GenerationSettings, LogprobResult, ScoringRequest
 from scorers.lm.cache import CachedEvaluationLM, ScoreCache
-from scorers.lm.generation import LocalGenerator
+from scorers.lm.generation import CachedGenerator, LocalGenerator
 from scorers.lm.threads import run_sync
 from scorers.pmi import Reference, score_review
 from scorers.text.judgments import rewrite_reviews
@@ -215,6 +216,60 @@ def test_a_waiting_call_computes_the_request_when_the_one_in_flight_failed(tmp_p
     assert isinstance(first, RuntimeError)
     assert second == [LogprobResult(-3.0, 1)]
     assert backend.batches == [[request], [request]]
+
+
+class _GatedComplete:
+    """An API model whose first reply waits until released; it fails once when told to."""
+
+    def __init__(self, fail_first: bool = False) -> None:
+        self.asked: list[str] = []
+        self.fail_first = fail_first
+        self.release: asyncio.Event | None = None
+
+    async def __call__(self, conversation, settings) -> str:
+        self.asked.append(conversation[-1]["content"])
+        if len(self.asked) == 1:
+            assert self.release is not None
+            await self.release.wait()
+            if self.fail_first:
+                raise RuntimeError("the first reply failed")
+        return conversation[-1]["content"].upper()
+
+
+def _two_calls(generator: CachedGenerator, complete: _GatedComplete, first, second):
+    async def run():
+        complete.release = asyncio.Event()
+        one = asyncio.ensure_future(generator.generate(first, GenerationSettings()))
+        await asyncio.sleep(0)  # the first call is now asking
+        two = asyncio.ensure_future(generator.generate(second, GenerationSettings()))
+        await asyncio.sleep(0)
+        complete.release.set()
+        return await asyncio.gather(one, two, return_exceptions=True)
+
+    return asyncio.run(run())
+
+
+def test_a_conversation_in_flight_is_asked_once_by_the_cached_generator(tmp_path):
+    complete = _GatedComplete()
+    generator = CachedGenerator("api/m", complete, ScoreCache(tmp_path / "c.sqlite"))
+    shared, other = [{"role": "user", "content": "a"}], [{"role": "user", "content": "b"}]
+    first, second = _two_calls(generator, complete, [shared], [other, shared, other])
+    assert first == ["A"] and second == ["B", "A", "B"]
+    assert complete.asked == ["a", "b"]  # the second call waited for "a", asked "b" once
+    # and both replies are in the cache: a third call asks nothing
+    assert asyncio.run(generator.generate([other, shared], GenerationSettings())) == ["B", "A"]
+    assert complete.asked == ["a", "b"]
+
+
+def test_a_waiting_generator_call_asks_itself_when_the_one_in_flight_failed(tmp_path):
+    complete = _GatedComplete(fail_first=True)
+    generator = CachedGenerator("api/m", complete, ScoreCache(tmp_path / "c.sqlite"))
+    conversation = [{"role": "user", "content": "a"}]
+    first, second = _two_calls(generator, complete, [conversation], [conversation])
+    assert isinstance(first, RuntimeError)
+    assert second == ["A"]
+    assert complete.asked == ["a", "a"]
+    assert generator._in_flight == {}  # nothing left waiting
 
 
 def test_a_fresh_cache_shares_the_machines_model_folder(tmp_path, monkeypatch):
