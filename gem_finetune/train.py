@@ -18,6 +18,7 @@ with the same ``out`` resumes from the newest one. The adapter is saved to ``<ou
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 import time
@@ -209,6 +210,114 @@ def _log_callback(path: Path, progress: bool) -> Any:
     return LossLog()
 
 
+def _check_chat_template(
+    tokenizer: Any, manifest: dict[str, Any], *, data: str | Path, base_model: str | Path
+) -> None:
+    """A :class:`FinetuneError` when the data was rendered with another chat template than
+    ``tokenizer``'s (the pairs would not be the requests GEM scores)."""
+    expected = manifest.get("settings", {}).get("chat_template_sha")
+    if expected and expected != chat_template_hash(tokenizer):
+        raise FinetuneError(
+            f"the data in {data} was rendered with another chat template than {base_model}'s "
+            f"(tokenizer {manifest['settings'].get('tokenizer')!r}); rebuild it with "
+            f"gem-tasks finetune data --model {base_model}"
+        )
+
+
+def _save_adapter(
+    model: Any,
+    trainer: Any,
+    output: Any,
+    adapter: Path,
+    *,
+    resumed_from: str | None,
+    info: dict[str, Any],
+) -> TrainResult:
+    """Save the trained adapter into ``adapter`` with its ``info`` (and the precision, steps
+    and loss of the training) beside it; what the training did."""
+    model.save_pretrained(str(adapter))
+    info = {
+        **info,
+        "mixed_precision": str(trainer.accelerator.mixed_precision),
+        "steps": trainer.state.global_step,
+        "train_loss": output.training_loss,
+    }
+    (adapter / INFO_FILE).write_text(json.dumps(info, indent=2, default=str) + "\n")
+    return TrainResult(
+        adapter=adapter,
+        steps=trainer.state.global_step,
+        train_loss=output.training_loss,
+        log_history=list(trainer.state.log_history),
+        resumed_from=resumed_from,
+    )
+
+
+def _bf16_autocast(settings: LoraSettings, *, device: str, weights: str) -> bool:
+    """Whether the matrix products run in bfloat16: as ``settings`` say, else on a GPU over
+    bfloat16 weights only; never over float16 weights."""
+    if settings.bf16_autocast is None:
+        bf16 = device != "cpu" and weights == "bfloat16"
+    else:
+        bf16 = settings.bf16_autocast
+    if bf16 and weights == "float16":
+        raise FinetuneError("bf16_autocast over float16 weights: load float32 or bfloat16")
+    return bf16
+
+
+def _lora_config(config_class: Any, settings: LoraSettings) -> Any:
+    """peft's ``LoraConfig`` of ``settings`` (App. E's adapter: no bias, a causal LM)."""
+    return config_class(
+        r=settings.r,
+        lora_alpha=settings.alpha,
+        lora_dropout=settings.dropout,
+        target_modules=(
+            settings.target_modules
+            if isinstance(settings.target_modules, str)
+            else list(settings.target_modules)
+        ),
+        bias="none",
+        task_type="CAUSAL_LM",
+    )
+
+
+def _training_arguments(
+    arguments_class: Any,
+    settings: LoraSettings,
+    checkpoints: Path,
+    *,
+    bf16: bool,
+    device: str,
+    progress: bool,
+) -> Any:
+    """transformers' ``TrainingArguments`` of ``settings``: checkpoints every
+    ``save_steps`` into ``checkpoints``, the loss logged, nothing reported elsewhere."""
+    return arguments_class(
+        output_dir=str(checkpoints),
+        per_device_train_batch_size=settings.batch_size,
+        gradient_accumulation_steps=settings.gradient_accumulation,
+        learning_rate=settings.learning_rate,
+        lr_scheduler_type=settings.lr_scheduler,
+        num_train_epochs=settings.epochs,
+        max_steps=settings.max_steps,
+        warmup_steps=settings.warmup_steps,
+        weight_decay=settings.weight_decay,
+        optim=settings.optim,
+        seed=settings.seed,
+        data_seed=settings.seed,
+        logging_steps=settings.logging_steps,
+        logging_first_step=True,
+        save_strategy="steps",
+        save_steps=settings.save_steps,
+        save_total_limit=settings.save_total_limit,
+        bf16=bf16,
+        use_cpu=device == "cpu",
+        report_to=[],
+        remove_unused_columns=False,
+        disable_tqdm=not progress,
+        dataloader_num_workers=0,
+    )
+
+
 def train_adapter(
     data: str | Path,
     base_model: str | Path,
@@ -253,103 +362,50 @@ def train_adapter(
     dataset, manifest = load_finetune_data(data)
     base = resolve_base_model(base_model)
     tokenizer = AutoTokenizer.from_pretrained(base)
-    expected = manifest.get("settings", {}).get("chat_template_sha")
-    if expected and expected != chat_template_hash(tokenizer):
-        raise FinetuneError(
-            f"the data in {data} was rendered with another chat template than {base_model}'s "
-            f"(tokenizer {manifest['settings'].get('tokenizer')!r}); rebuild it with "
-            f"gem-tasks finetune data --model {base_model}"
-        )
+    _check_chat_template(tokenizer, manifest, data=data, base_model=base_model)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     checkpoints = out / CHECKPOINT_FOLDER
     model, device = _load_base(base, dtype=dtype, device=device, load_in_4bit=load_in_4bit)
     weights = str(next(model.parameters()).dtype).removeprefix("torch.")
-    if settings.bf16_autocast is None:
-        bf16 = device != "cpu" and weights == "bfloat16"
-    else:
-        bf16 = settings.bf16_autocast
-    if bf16 and weights == "float16":
-        raise FinetuneError("bf16_autocast over float16 weights: load float32 or bfloat16")
+    bf16 = _bf16_autocast(settings, device=device, weights=weights)
     if settings.gradient_checkpointing:
         model.gradient_checkpointing_enable()
         model.enable_input_require_grads()
-    lora = LoraConfig(
-        r=settings.r,
-        lora_alpha=settings.alpha,
-        lora_dropout=settings.dropout,
-        target_modules=(
-            settings.target_modules
-            if isinstance(settings.target_modules, str)
-            else list(settings.target_modules)
-        ),
-        bias="none",
-        task_type="CAUSAL_LM",
-    )
-    model = get_peft_model(model, lora)
-    pad_id = _pad_id(tokenizer)
-    columns = [c for c in dataset.column_names if c not in ("input_ids", "labels")]
-    train_set = dataset.remove_columns(columns)
-    args = TrainingArguments(
-        output_dir=str(checkpoints),
-        per_device_train_batch_size=settings.batch_size,
-        gradient_accumulation_steps=settings.gradient_accumulation,
-        learning_rate=settings.learning_rate,
-        lr_scheduler_type=settings.lr_scheduler,
-        num_train_epochs=settings.epochs,
-        max_steps=settings.max_steps,
-        warmup_steps=settings.warmup_steps,
-        weight_decay=settings.weight_decay,
-        optim=settings.optim,
-        seed=settings.seed,
-        data_seed=settings.seed,
-        logging_steps=settings.logging_steps,
-        logging_first_step=True,
-        save_strategy="steps",
-        save_steps=settings.save_steps,
-        save_total_limit=settings.save_total_limit,
-        bf16=bf16,
-        use_cpu=device == "cpu",
-        report_to=[],
-        remove_unused_columns=False,
-        disable_tqdm=not progress,
-        dataloader_num_workers=0,
+    model = get_peft_model(model, _lora_config(LoraConfig, settings))
+    train_set = dataset.remove_columns(
+        [c for c in dataset.column_names if c not in ("input_ids", "labels")]
     )
     trainer = Trainer(
         model=model,
-        args=args,
+        args=_training_arguments(
+            TrainingArguments, settings, checkpoints, bf16=bf16, device=device, progress=progress
+        ),
         train_dataset=train_set,
-        data_collator=lambda rows: collate(rows, pad_id),
+        data_collator=functools.partial(collate, pad_id=_pad_id(tokenizer)),
         callbacks=[_log_callback(out / LOG_FILE, progress)],
     )
     last = get_last_checkpoint(str(checkpoints)) if resume and checkpoints.is_dir() else None
     if progress:
+        resuming = f", resuming from {last}" if last else ""
         print(
-            f"training {base_model} on {len(train_set)} rows from {data}"
-            + (f", resuming from {last}" if last else ""),
-            file=sys.stderr,
+            f"training {base_model} on {len(train_set)} rows from {data}{resuming}", file=sys.stderr
         )
     output = trainer.train(resume_from_checkpoint=last)
-    adapter = out / ADAPTER_FOLDER
-    model.save_pretrained(str(adapter))
-    info = {
-        "base_model": str(base_model),
-        "data": str(data),
-        "data_settings": manifest.get("settings", {}),
-        "training_papers": len(manifest.get("training_papers", [])),
-        "rows": len(train_set),
-        "lora": asdict(settings),
-        "load_in_4bit": load_in_4bit,
-        "weights_dtype": weights,
-        "mixed_precision": str(trainer.accelerator.mixed_precision),
-        "steps": trainer.state.global_step,
-        "train_loss": output.training_loss,
-    }
-    (adapter / INFO_FILE).write_text(json.dumps(info, indent=2, default=str) + "\n")
-    return TrainResult(
-        adapter=adapter,
-        steps=trainer.state.global_step,
-        train_loss=output.training_loss,
-        log_history=list(trainer.state.log_history),
+    return _save_adapter(
+        model,
+        trainer,
+        output,
+        out / ADAPTER_FOLDER,
         resumed_from=last,
+        info={
+            "base_model": str(base_model),
+            "data": str(data),
+            "data_settings": manifest.get("settings", {}),
+            "training_papers": len(manifest.get("training_papers", [])),
+            "rows": len(train_set),
+            "lora": asdict(settings),
+            "load_in_4bit": load_in_4bit,
+            "weights_dtype": weights,
+        },
     )

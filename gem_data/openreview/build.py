@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from gem_data.files import atomic_write_json, read_json
 from gem_data.openreview.client import (
@@ -390,20 +390,9 @@ def build_dataset(
 
     listing = _listing(config, api_version, get_client, retry, cache)
     submissions = [parse_submission(note) for note in listing["notes"]]
-    statuses = Counter(s.status for s in submissions)
     active = [s for s in submissions if s.status == ACTIVE]
 
-    normalised: dict[str, list[tuple[str, NormalisedReview]]] = {}
-    empty_reviews = 0
-    forms_used: Counter[str] = Counter()
-    for paper in active:
-        reviews = [
-            (r.id, normalise_review(r.content, detect_form(r.content, form))) for r in paper.reviews
-        ]
-        forms_used.update(review.form for _, review in reviews)
-        kept = [(rid, review) for rid, review in reviews if not review.empty]
-        empty_reviews += len(reviews) - len(kept)
-        normalised[paper.id] = kept
+    normalised, empty_reviews, forms_used = _normalised_reviews(active, form)
     all_reviews = [review for reviews in normalised.values() for _, review in reviews]
     normalised, filter_report = apply_quality_filters(
         normalised,
@@ -437,7 +426,73 @@ def build_dataset(
             progress=progress,
         )
 
-    label = venue_label(config.venue)
+    records, failures, stripped = _selected_records(config, selected, by_id, normalised, texts)
+    card = _data_card(
+        config,
+        listing=listing,
+        api_version=api_version,
+        form=form,
+        submissions=submissions,
+        active=active,
+        eligible=eligible,
+        selected=selected,
+        records=records,
+        reviews=_Reviews(normalised, all_reviews, empty_reviews, forms_used, filter_report),
+        pdfs=_Pdfs(texts, fetched, failures, stripped),
+    )
+    if enricher is not None:
+        card["enrichments"] = enrich_records(records, enricher, cache_dir=cache, progress=progress)
+    paths = write_dataset(records, out, card)
+    return BuildResult(records=records, card=card, paths=paths, fetched_papers=fetched)
+
+
+class _Reviews(NamedTuple):
+    """The official reviews of the active papers as normalised and filtered."""
+
+    normalised: dict[str, list[tuple[str, NormalisedReview]]]
+    all_reviews: list[NormalisedReview]
+    empty: int
+    forms_used: Counter[str]
+    filter_report: dict[str, Any]
+
+
+class _Pdfs(NamedTuple):
+    """The selected papers' texts: by paper id, fetched this run, failures, references cut."""
+
+    texts: dict[str, dict[str, Any]]
+    fetched: list[str]
+    failures: list[dict[str, Any]]
+    stripped: int
+
+
+def _normalised_reviews(
+    active: list[Any], form: Any
+) -> tuple[dict[str, list[tuple[str, NormalisedReview]]], int, Counter[str]]:
+    """Each active paper's non-empty official reviews, normalised in the venue's ``form`` (the
+    form each review was written in detected), with how many were empty and the forms used."""
+    normalised: dict[str, list[tuple[str, NormalisedReview]]] = {}
+    empty_reviews = 0
+    forms_used: Counter[str] = Counter()
+    for paper in active:
+        reviews = [
+            (r.id, normalise_review(r.content, detect_form(r.content, form))) for r in paper.reviews
+        ]
+        forms_used.update(review.form for _, review in reviews)
+        kept = [(rid, review) for rid, review in reviews if not review.empty]
+        empty_reviews += len(reviews) - len(kept)
+        normalised[paper.id] = kept
+    return normalised, empty_reviews, forms_used
+
+
+def _selected_records(
+    config: BuildConfig,
+    selected: list[str],
+    by_id: dict[str, Any],
+    normalised: dict[str, list[tuple[str, NormalisedReview]]],
+    texts: dict[str, dict[str, Any]],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], int]:
+    """The records of the ``selected`` papers with their drawn reviews and texts, the papers
+    whose PDF is missing or failed, and how many texts had their back matter cut."""
     records = []
     failures = []
     stripped = 0
@@ -455,9 +510,32 @@ def build_dataset(
             text, heading = strip_back_matter(text)
             stripped += heading is not None
         records.append(_record(paper, [reviews[i] for i in chosen], text, config.venue))
+    return records, failures, stripped
 
+
+def _data_card(
+    config: BuildConfig,
+    *,
+    listing: dict[str, Any],
+    api_version: int,
+    form: Any,
+    submissions: list[Any],
+    active: list[Any],
+    eligible: list[str],
+    selected: list[str],
+    records: list[dict[str, Any]],
+    reviews: _Reviews,
+    pdfs: _Pdfs,
+) -> dict[str, Any]:
+    """The data card of a build: where the data came from, the filters, the counts, the review
+    form, the rating scale, the decisions, the PDF extraction and the licences."""
+    label = venue_label(config.venue)
+    by_id = {p.id: p for p in active}
+    statuses = Counter(s.status for s in submissions)
+    texts, fetched, failures, stripped = pdfs
+    filter_report = reviews.filter_report
     pdf_counts = Counter(texts.get(pid, {"status": "disabled"})["status"] for pid in selected)
-    card: dict[str, Any] = {
+    return {
         "name": f"GRE-bench {label} (OpenReview)",
         "source": {
             "venue_id": config.venue,
@@ -481,15 +559,15 @@ def build_dataset(
             "desk_rejected": statuses[DESK_REJECTED],
             "active": len(active),
             "official_reviews_of_active_papers": sum(len(p.reviews) for p in active),
-            "empty_reviews_skipped": empty_reviews,
+            "empty_reviews_skipped": reviews.empty,
             "papers_below_min_reviews": filter_report["min_reviews"]["papers_removed"],
             "eligible_papers": len(eligible),
             "papers": len(records),
             "reviews": sum(len(r["reviews"]) for r in records),
         },
-        "review_form": {**_form_card(form), "forms_used": dict(forms_used)},
+        "review_form": {**_form_card(form), "forms_used": dict(reviews.forms_used)},
         "quality_filters": _filters_card(config, filter_report),
-        "rating_scale": _rating_card(all_reviews),
+        "rating_scale": _rating_card(reviews.all_reviews),
         "decisions": {
             "of_selected_papers": dict(
                 Counter(by_id[pid].decision or "(unknown)" for pid in selected)
@@ -513,10 +591,6 @@ def build_dataset(
         "note_licences": dict(Counter(by_id[pid].license or "(none stated)" for pid in selected)),
         "licence_notes": LICENCE_NOTES,
     }
-    if enricher is not None:
-        card["enrichments"] = enrich_records(records, enricher, cache_dir=cache, progress=progress)
-    paths = write_dataset(records, out, card)
-    return BuildResult(records=records, card=card, paths=paths, fetched_papers=fetched)
 
 
 def _pdf_library() -> str:

@@ -216,7 +216,13 @@ def add_data_commands(subparsers: Any) -> None:
         "public releases",
     )
     commands = data.add_subparsers(dest="data_command", required=True)
+    _add_fetch(commands)
+    _add_build(commands)
+    _add_convert(commands)
 
+
+def _add_fetch(commands: Any) -> None:
+    """``data fetch``: the pinned public datasets."""
     fetch = commands.add_parser(
         "fetch",
         help="download a public dataset the evidence uses and convert it for the tasks",
@@ -249,6 +255,9 @@ def add_data_commands(subparsers: Any) -> None:
     fetch.add_argument("--quiet", action="store_true", help="no progress bar")
     fetch.set_defaults(run=_fetch)
 
+
+def _add_build(commands: Any) -> None:
+    """``data build``: a GRE-bench dataset from OpenReview."""
     build = commands.add_parser(
         "build",
         help="fetch an ICLR or NeurIPS year from OpenReview into canonical records (resumable)",
@@ -310,6 +319,9 @@ def add_data_commands(subparsers: Any) -> None:
     build.add_argument("--retry-failed", action="store_true", help="retry PDFs that failed before")
     build.set_defaults(run=_build)
 
+
+def _add_convert(commands: Any) -> None:
+    """``data convert``: a public release into canonical records."""
     convert = commands.add_parser(
         "convert",
         help="convert the GEM authors' release or a Hub dataset into canonical records",

@@ -139,7 +139,12 @@ def add_finetune_commands(subparsers: Any) -> None:
         help="fine-tune the evaluation LM on the prediction task (GEM App. E): data, train",
     )
     commands = finetune.add_subparsers(dest="finetune_command", required=True)
+    _add_data(commands)
+    _add_train(commands)
 
+
+def _add_data(commands: Any) -> None:
+    """``finetune data``: the App. E training pairs."""
     data = commands.add_parser(
         "data",
         help="App. E prompt/target pairs from records with judgment summaries",
@@ -173,6 +178,9 @@ def add_finetune_commands(subparsers: Any) -> None:
     data.add_argument("--format", choices=("jsonl", "parquet"), default="jsonl")
     data.set_defaults(run=_data)
 
+
+def _add_train(commands: Any) -> None:
+    """``finetune train``: a LoRA adapter."""
     train = commands.add_parser(
         "train",
         help="train a LoRA adapter on finetune data (App. E settings by default)",

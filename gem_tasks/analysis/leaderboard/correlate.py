@@ -286,13 +286,7 @@ def metric_correlations(
             f"no metric {against!r} in the leaderboard to correlate with; its metrics: "
             f"{', '.join(metrics) or 'none'}"
         )
-    frame = table.copy()
-    if "value" not in frame:
-        frame["value"] = frame["mean"]
-        frame["value_source"] = "mean"
-    elif "value_source" not in frame:
-        frame["value_source"] = frame["headline"] if "headline" in frame else "value"
-    frame["value"] = frame["value"].astype(float)
+    frame = _with_values(table)
     # the human baseline and the baseline rules are reference rows, not models
     human = frame["is_human"].astype(bool) | frame["model"].astype(str).map(is_reference_row)
     excluded_human = list(dict.fromkeys(frame.loc[human, "model"]))
@@ -300,7 +294,6 @@ def metric_correlations(
     inputs = models[["metric", "group", "model", "value", "value_source", "scored"]].reset_index(
         drop=True
     )
-    lower_col, upper_col = _ci_columns(level)
     rows = []
     target = models[models["metric"] == against]
     for against_group, base in target.groupby("group", sort=False):
@@ -308,35 +301,7 @@ def metric_correlations(
         for (metric, group), sub in models.groupby(["metric", "group"], sort=False):
             if metric == against:
                 continue
-            sub = sub.set_index("model")
-            both = [
-                m
-                for m in sub.index
-                if m in base.index
-                and math.isfinite(sub.at[m, "value"])
-                and math.isfinite(base.at[m, "value"])
-            ]
-            x = sub.loc[both, "value"].to_numpy(dtype=float)
-            y = base.loc[both, "value"].to_numpy(dtype=float)
-            r = p = lower = upper = rho = rho_lower = rho_upper = math.nan
-            reasons = []
-            try:
-                r, p = pearson(x, y)
-            except ValueError as exc:
-                reasons.append(str(exc))
-            else:
-                rho, _ = spearman(x, y)
-                try:
-                    lower, upper = pearson_confidence_interval(r, len(both), level)
-                    if math.isfinite(rho):
-                        rho_lower, rho_upper = spearman_confidence_interval(rho, len(both), level)
-                except ValueError as exc:
-                    reasons.append(str(exc))
-            thin = [
-                m
-                for m in both
-                if min(int(sub.at[m, "scored"]), int(base.at[m, "scored"])) < min_scored
-            ]
+            row = _correlation(sub.set_index("model"), base, level=level, min_scored=min_scored)
             rows.append(
                 {
                     "against": against,
@@ -345,21 +310,44 @@ def metric_correlations(
                     "metric": metric,
                     "metric_name": metric_name(metric),
                     "group": group,
-                    "value_source": _source(sub.loc[both, "value_source"]) if both else "",
-                    "models": len(both),
-                    "model_names": ", ".join(both),
-                    "pearson_r": r,
-                    "p": p,
-                    lower_col: lower,
-                    upper_col: upper,
-                    "spearman_rho": rho,
-                    "spearman_lower": rho_lower,
-                    "spearman_upper": rho_upper,
-                    "below_min_scored": ", ".join(thin),
-                    "note": "; ".join(reasons),
+                    **row,
                 }
             )
-    columns = [
+    result = pd.DataFrame(rows, columns=_correlation_columns(level))
+    if not result.empty:
+        order = result["metric"].map(metric_order)
+        result = result.assign(_order=order).sort_values(
+            ["_order", "group", "against_group"], kind="stable"
+        )
+        result = result.drop(columns="_order").reset_index(drop=True)
+    return MetricCorrelations(
+        against=against,
+        table=result,
+        inputs=inputs,
+        level=level,
+        min_scored=min_scored,
+        excluded_human=excluded_human,
+        notes=list(notes),
+    )
+
+
+def _with_values(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with each row's number in ``value`` (float) and where it came from in
+    ``value_source`` (the headline's name, ``value``, or ``mean`` where there is no value)."""
+    frame = table.copy()
+    if "value" not in frame:
+        frame["value"] = frame["mean"]
+        frame["value_source"] = "mean"
+    elif "value_source" not in frame:
+        frame["value_source"] = frame["headline"] if "headline" in frame else "value"
+    frame["value"] = frame["value"].astype(float)
+    return frame
+
+
+def _correlation_columns(level: float) -> list[str]:
+    """The columns of a correlation table at ``level``, in order."""
+    lower_col, upper_col = _ci_columns(level)
+    return [
         "against",
         "against_name",
         "against_group",
@@ -379,22 +367,56 @@ def metric_correlations(
         "below_min_scored",
         "note",
     ]
-    result = pd.DataFrame(rows, columns=columns)
-    if not result.empty:
-        order = result["metric"].map(metric_order)
-        result = result.assign(_order=order).sort_values(
-            ["_order", "group", "against_group"], kind="stable"
-        )
-        result = result.drop(columns="_order").reset_index(drop=True)
-    return MetricCorrelations(
-        against=against,
-        table=result,
-        inputs=inputs,
-        level=level,
-        min_scored=min_scored,
-        excluded_human=excluded_human,
-        notes=list(notes),
-    )
+
+
+def _correlation(
+    sub: pd.DataFrame, base: pd.DataFrame, *, level: float, min_scored: int
+) -> dict[str, Any]:
+    """The correlation of one metric's values (``sub``, by model) with the values it is
+    correlated against (``base``, by model) over the models with a finite value in both: the
+    table's columns from ``value_source`` on (NaN where a number cannot be computed, with why
+    in ``note``)."""
+    both = [
+        m
+        for m in sub.index
+        if m in base.index
+        and math.isfinite(sub.at[m, "value"])
+        and math.isfinite(base.at[m, "value"])
+    ]
+    x = sub.loc[both, "value"].to_numpy(dtype=float)
+    y = base.loc[both, "value"].to_numpy(dtype=float)
+    r = p = lower = upper = rho = rho_lower = rho_upper = math.nan
+    reasons = []
+    try:
+        r, p = pearson(x, y)
+    except ValueError as exc:
+        reasons.append(str(exc))
+    else:
+        rho, _ = spearman(x, y)
+        try:
+            lower, upper = pearson_confidence_interval(r, len(both), level)
+            if math.isfinite(rho):
+                rho_lower, rho_upper = spearman_confidence_interval(rho, len(both), level)
+        except ValueError as exc:
+            reasons.append(str(exc))
+    thin = [
+        m for m in both if min(int(sub.at[m, "scored"]), int(base.at[m, "scored"])) < min_scored
+    ]
+    lower_col, upper_col = _ci_columns(level)
+    return {
+        "value_source": _source(sub.loc[both, "value_source"]) if both else "",
+        "models": len(both),
+        "model_names": ", ".join(both),
+        "pearson_r": r,
+        "p": p,
+        lower_col: lower,
+        upper_col: upper,
+        "spearman_rho": rho,
+        "spearman_lower": rho_lower,
+        "spearman_upper": rho_upper,
+        "below_min_scored": ", ".join(thin),
+        "note": "; ".join(reasons),
+    }
 
 
 def correlate(
@@ -431,12 +453,22 @@ def _label(metric: str, group: str, several: bool) -> str:
 def correlation_markdown(result: MetricCorrelations) -> str:
     """The correlations as markdown: one row per metric (and signature group), then the
     per-model values they were computed from, then what was left out and why."""
+    parts = [f"# Correlation with {metric_name(result.against)} across models\n"]
+    parts.append(_correlation_table(result))
+    parts.append(_correlation_footer(result))
+    parts += _per_model_values(result)
+    if result.notes:
+        parts.append("## Notes\n\n" + "\n".join(f"- {n}" for n in result.notes) + "\n")
+    return "\n".join(parts)
+
+
+def _correlation_table(result: MetricCorrelations) -> str:
+    """The table of correlations, one row per metric and signature group."""
     against = result.against
     pct = f"{round(result.level * 100)}%"
     lower_col, upper_col = _ci_columns(result.level)
     table = result.table
     several_against = table["against_group"].nunique() > 1 if not table.empty else False
-    parts = [f"# Correlation with {metric_name(against)} across models\n"]
     lines = [
         f"| metric | models | Pearson r | p | {pct} CI (Fisher z) | Spearman ρ | {pct} CI | value "
         "| note |",
@@ -466,8 +498,14 @@ def correlation_markdown(result: MetricCorrelations) -> str:
         )
     if table.empty:
         lines.append("| _no other metric in the leaderboard_ | | | | | | | | |")
-    parts.append("\n".join(lines) + "\n")
+    return "\n".join(lines) + "\n"
 
+
+def _correlation_footer(result: MetricCorrelations) -> str:
+    """How the correlations are computed, and who was left out."""
+    against = result.against
+    pct = f"{round(result.level * 100)}%"
+    table = result.table
     direction = (
         "higher is better"
         if higher_is_better(against)
@@ -500,8 +538,13 @@ def correlation_markdown(result: MetricCorrelations) -> str:
         f"Models with fewer than {result.min_scored} scored papers are counted all the same"
         + (f" ({', '.join(thin)}; marked † below)." if thin else " (none here).")
     )
-    parts.append(" ".join(footer) + "\n")
+    return " ".join(footer) + "\n"
 
+
+def _per_model_values(result: MetricCorrelations) -> list[str]:
+    """The per-model values the correlations were computed from (none when there are none)."""
+    against = result.against
+    parts: list[str] = []
     inputs = result.inputs
     if not inputs.empty:
         keys = list(dict.fromkeys(zip(inputs["metric"], inputs["group"])))
@@ -533,9 +576,7 @@ def correlation_markdown(result: MetricCorrelations) -> str:
             "number); —: the model has no score for that metric; n/a: no value (none of its "
             "papers was scored, or see the notes).\n"
         )
-    if result.notes:
-        parts.append("## Notes\n\n" + "\n".join(f"- {n}" for n in result.notes) + "\n")
-    return "\n".join(parts)
+    return parts
 
 
 def correlation_file_stem(against: str) -> str:

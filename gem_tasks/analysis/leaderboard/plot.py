@@ -9,7 +9,7 @@ import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -45,6 +45,66 @@ class LeaderboardPlot:
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_")
+
+
+def _draw_human(
+    ax: Any, humans: pd.DataFrame, *, number: str, ci: str, level: float
+) -> tuple[float, float, float] | None:
+    """The human baseline (the first of ``humans``) as a dashed line at its value with its CI
+    as a band; its (value, lower, upper), or None without one."""
+    if humans.empty:
+        return None
+    h = humans.iloc[0]
+    human = (float(h[number]), float(h[f"{ci}_lower"]), float(h[f"{ci}_upper"]))
+    ax.axhline(human[0], color="tab:gray", linestyle="--", linewidth=1, label=h["model"])
+    if math.isfinite(human[1]) and math.isfinite(human[2]):
+        ax.axhspan(
+            human[1],
+            human[2],
+            color="tab:gray",
+            alpha=0.2,
+            label=f"{h['model']}, {round(level * 100)}% CI",
+        )
+    return human
+
+
+def _draw_models(
+    ax: Any,
+    models: pd.DataFrame,
+    x: list[Any],
+    *,
+    number: str,
+    ci: str,
+    level: float,
+    headline: str,
+    annotate: bool,
+) -> list[PlottedPoint]:
+    """The models as points at ``x`` with their CI as error bars (named beside each point when
+    ``annotate``); the points as drawn."""
+    means = models[number].to_numpy(dtype=float)
+    lower = models[f"{ci}_lower"].to_numpy(dtype=float)
+    upper = models[f"{ci}_upper"].to_numpy(dtype=float)
+    # an interval that could not be computed (one paper) is drawn without error bar
+    below = [m - lo if math.isfinite(lo) else 0.0 for m, lo in zip(means, lower)]
+    above = [hi - m if math.isfinite(hi) else 0.0 for m, hi in zip(means, upper)]
+    container = ax.errorbar(
+        x,
+        means,
+        yerr=[below, above],
+        fmt="o",
+        capsize=4,
+        color="tab:blue",
+        label=f"model, {headline} with {round(level * 100)}% CI",
+    )
+    line = container.lines[0]
+    xs_drawn = [float(v) for v in line.get_xdata()]
+    ys_drawn = [float(v) for v in line.get_ydata()]
+    points = []
+    for name, xv, yv, lo, hi in zip(models["model"], xs_drawn, ys_drawn, lower, upper):
+        points.append(PlottedPoint(name, xv, yv, float(lo), float(hi)))
+        if annotate:  # without params the tick labels name the models
+            ax.annotate(name, (xv, yv), textcoords="offset points", xytext=(5, 5), fontsize=8)
+    return points
 
 
 def plot_group(
@@ -89,45 +149,15 @@ def plot_group(
 
     fig, ax = plt.subplots(figsize=(max(6.4, 0.9 * len(models) + 3), 4.8))
     try:
-        human: tuple[float, float, float] | None = None
-        if not humans.empty:
-            h = humans.iloc[0]
-            human = (float(h[number]), float(h[f"{ci}_lower"]), float(h[f"{ci}_upper"]))
-            ax.axhline(human[0], color="tab:gray", linestyle="--", linewidth=1, label=h["model"])
-            if math.isfinite(human[1]) and math.isfinite(human[2]):
-                ax.axhspan(
-                    human[1],
-                    human[2],
-                    color="tab:gray",
-                    alpha=0.2,
-                    label=f"{h['model']}, {round(level * 100)}% CI",
-                )
-        points: list[PlottedPoint] = []
-        if len(models):
-            means = models[number].to_numpy(dtype=float)
-            lower = models[f"{ci}_lower"].to_numpy(dtype=float)
-            upper = models[f"{ci}_upper"].to_numpy(dtype=float)
-            # an interval that could not be computed (one paper) is drawn without error bar
-            below = [m - lo if math.isfinite(lo) else 0.0 for m, lo in zip(means, lower)]
-            above = [hi - m if math.isfinite(hi) else 0.0 for m, hi in zip(means, upper)]
-            container = ax.errorbar(
-                x,
-                means,
-                yerr=[below, above],
-                fmt="o",
-                capsize=4,
-                color="tab:blue",
-                label=f"model, {headline} with {round(level * 100)}% CI",
+        human = _draw_human(ax, humans, number=number, ci=ci, level=level)
+        points = (
+            _draw_models(
+                ax, models, x, number=number, ci=ci, level=level, headline=headline,
+                annotate=params is not None,
             )
-            line = container.lines[0]
-            xs_drawn = [float(v) for v in line.get_xdata()]
-            ys_drawn = [float(v) for v in line.get_ydata()]
-            for name, xv, yv, lo, hi in zip(models["model"], xs_drawn, ys_drawn, lower, upper):
-                points.append(PlottedPoint(name, xv, yv, float(lo), float(hi)))
-                if params is not None:  # without params the tick labels name the models
-                    ax.annotate(
-                        name, (xv, yv), textcoords="offset points", xytext=(5, 5), fontsize=8
-                    )
+            if len(models)
+            else []
+        )  # fmt: skip
         if params is not None:
             ax.set_xscale("log")
             ax.set_xlabel("parameters (billions)")

@@ -145,71 +145,91 @@ def leaderboard_markdown(board: Leaderboard) -> str:
         )
     kinds = set()
     for (metric, group), sub in board.table.groupby(["metric", "group"], sort=False):
-        parts.append(f"## {metric_name(metric)} — {group_caption(board, metric, group)}\n")
-        corpus_headline = headline_kind(metric) == CORPUS_STATISTIC
+        section, corpus_headline = _group_section(board, metric, group, sub, ci=ci, pct=pct)
+        parts += section
         kinds.add(corpus_headline)
-        parts.append(table_kind_line(metric, pct) + "\n")
-        if corpus_headline:
-            name = headline_name(metric)
-            lines = [
-                f"| rank | model | papers scored | unscored | errored | {name} | {pct} CI "
-                "(bootstrap) | per-item mean (diagnostic) | significantly better than |",
-                "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
-            ]
-        else:
-            lines = [
-                f"| rank | model | papers scored | unscored | errored | mean | SE | {pct} CI | "
-                "significantly better than |",
-                "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
-            ]
-        for _, r in sub.iterrows():
-            name = f"**{r['model']}**" if r["is_human"] else r["model"]
-            rank = "n/a" if pd.isna(r["rank"]) else str(r["rank"])
-            middle = (
-                f"{_fmt(r['value'])} | [{_fmt(r[f'{ci}_lower'])}, {_fmt(r[f'{ci}_upper'])}] | "
-                f"{_fmt(r['mean'])}"
-                if corpus_headline
-                else f"{_fmt(r['value'])} | {_fmt(r['stderr'])} | "
-                f"[{_fmt(r[f'{ci}_lower'])}, {_fmt(r[f'{ci}_upper'])}]"
-            )
+    parts.append(_footer(board, kinds, pct=pct, alpha=alpha))
+    parts += _across_groups(board)
+    if board.notes:
+        parts.append("## Notes\n\n" + "\n".join(f"- {n}" for n in board.notes) + "\n")
+    return "\n".join(parts)
+
+
+def _group_section(
+    board: Leaderboard, metric: str, group: str, sub: pd.DataFrame, *, ci: str, pct: str
+) -> tuple[list[str], bool]:
+    """The section of one metric and signature group (its ranked table, further corpus
+    numbers, the paired comparisons) and whether its headline is a corpus statistic."""
+    parts: list[str] = []
+    parts.append(f"## {metric_name(metric)} — {group_caption(board, metric, group)}\n")
+    corpus_headline = headline_kind(metric) == CORPUS_STATISTIC
+    parts.append(table_kind_line(metric, pct) + "\n")
+    if corpus_headline:
+        name = headline_name(metric)
+        lines = [
+            f"| rank | model | papers scored | unscored | errored | {name} | {pct} CI "
+            "(bootstrap) | per-item mean (diagnostic) | significantly better than |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        ]
+    else:
+        lines = [
+            f"| rank | model | papers scored | unscored | errored | mean | SE | {pct} CI | "
+            "significantly better than |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        ]
+    for _, r in sub.iterrows():
+        name = f"**{r['model']}**" if r["is_human"] else r["model"]
+        rank = "n/a" if pd.isna(r["rank"]) else str(r["rank"])
+        middle = (
+            f"{_fmt(r['value'])} | [{_fmt(r[f'{ci}_lower'])}, {_fmt(r[f'{ci}_upper'])}] | "
+            f"{_fmt(r['mean'])}"
+            if corpus_headline
+            else f"{_fmt(r['value'])} | {_fmt(r['stderr'])} | "
+            f"[{_fmt(r[f'{ci}_lower'])}, {_fmt(r[f'{ci}_upper'])}]"
+        )
+        lines.append(
+            f"| {rank} | {name} | {r['scored']} | {r['unscored']} | {r['errored']} | "
+            f"{middle} | {r['better_than'] or '—'} |"
+        )
+    parts.append("\n".join(lines) + "\n")
+    corpus = sub.dropna(subset=["corpus"]) if "corpus" in sub else sub.iloc[0:0]
+    if not corpus.empty:
+        key = corpus["corpus_key"].iloc[0]
+        shown = ", ".join(
+            f"{r['model']} {_fmt(r['corpus'])}{_interval(r)}" for _, r in corpus.iterrows()
+        )
+        parts.append(
+            f"Corpus-level `{key}` (a further number the log reports for this metric; the "
+            f"table ranks its headline): {shown}\n"
+        )
+    elif "interval" in sub and sub["interval"].notna().any():
+        bounded = sub[sub["interval"].notna()]
+        name = bounded["interval"].iloc[0]
+        shown = ", ".join(f"{r['model']}{_interval(r)}" for _, r in bounded.iterrows())
+        parts.append(f"`{name}` (the log's 95% interval of the mean): {shown}\n")
+    pairs = board.pairs[(board.pairs["metric"] == metric) & (board.pairs["group"] == group)]
+    if not pairs.empty:
+        what = f"{headline_name(metric)} A − B" if corpus_headline else "mean A − B"
+        test = "p (paired bootstrap)" if corpus_headline else "p"
+        lines = [
+            f"| A | B | papers both scored | {what} | {pct} CI | {test} | p (Holm) |",
+            "| --- | --- | --- | --- | --- | --- | --- |",
+        ]
+        for _, r in pairs.iterrows():
+            diff = _fmt(r["difference"])
+            if r["significant"]:
+                diff = f"**{diff}**"
             lines.append(
-                f"| {rank} | {name} | {r['scored']} | {r['unscored']} | {r['errored']} | "
-                f"{middle} | {r['better_than'] or '—'} |"
+                f"| {r['model_a']} | {r['model_b']} | {r['papers']} | {diff} | "
+                f"[{_fmt(r[f'{ci}_lower'])}, {_fmt(r[f'{ci}_upper'])}] | {_p(r['p'])}"
+                f"{_one_paper(r)} | {_p(r['p_holm'])} |"
             )
-        parts.append("\n".join(lines) + "\n")
-        corpus = sub.dropna(subset=["corpus"]) if "corpus" in sub else sub.iloc[0:0]
-        if not corpus.empty:
-            key = corpus["corpus_key"].iloc[0]
-            shown = ", ".join(
-                f"{r['model']} {_fmt(r['corpus'])}{_interval(r)}" for _, r in corpus.iterrows()
-            )
-            parts.append(
-                f"Corpus-level `{key}` (a further number the log reports for this metric; the "
-                f"table ranks its headline): {shown}\n"
-            )
-        elif "interval" in sub and sub["interval"].notna().any():
-            bounded = sub[sub["interval"].notna()]
-            name = bounded["interval"].iloc[0]
-            shown = ", ".join(f"{r['model']}{_interval(r)}" for _, r in bounded.iterrows())
-            parts.append(f"`{name}` (the log's 95% interval of the mean): {shown}\n")
-        pairs = board.pairs[(board.pairs["metric"] == metric) & (board.pairs["group"] == group)]
-        if not pairs.empty:
-            what = f"{headline_name(metric)} A − B" if corpus_headline else "mean A − B"
-            test = "p (paired bootstrap)" if corpus_headline else "p"
-            lines = [
-                f"| A | B | papers both scored | {what} | {pct} CI | {test} | p (Holm) |",
-                "| --- | --- | --- | --- | --- | --- | --- |",
-            ]
-            for _, r in pairs.iterrows():
-                diff = _fmt(r["difference"])
-                if r["significant"]:
-                    diff = f"**{diff}**"
-                lines.append(
-                    f"| {r['model_a']} | {r['model_b']} | {r['papers']} | {diff} | "
-                    f"[{_fmt(r[f'{ci}_lower'])}, {_fmt(r[f'{ci}_upper'])}] | {_p(r['p'])}"
-                    f"{_one_paper(r)} | {_p(r['p_holm'])} |"
-                )
-            parts.append("Paired comparisons:\n\n" + "\n".join(lines) + "\n")
+        parts.append("Paired comparisons:\n\n" + "\n".join(lines) + "\n")
+    return parts, corpus_headline
+
+
+def _footer(board: Leaderboard, kinds: set[bool], *, pct: str, alpha: float) -> str:
+    """How the tables' numbers, intervals and tests are computed."""
     footer = []
     if False in kinds or not kinds:
         footer.append(
@@ -230,7 +250,12 @@ def leaderboard_markdown(board: Leaderboard) -> str:
         f"Bold / 'significantly better than': p < {alpha:.2g} (the {pct} CI excludes 0), not "
         "corrected for multiple comparisons (Holm-adjusted p beside it)."
     )
-    parts.append(" ".join(footer) + (_ONE_PAPER_NOTE if _any_one_paper(board.pairs) else "") + "\n")
+    return " ".join(footer) + (_ONE_PAPER_NOTE if _any_one_paper(board.pairs) else "") + "\n"
+
+
+def _across_groups(board: Leaderboard) -> list[str]:
+    """How the signature groups differ and how consistently they rank the models."""
+    parts: list[str] = []
     if not board.differences.empty:
         parts.append("## Signature groups that differ\n")
         lines = [
@@ -255,9 +280,7 @@ def leaderboard_markdown(board: Leaderboard) -> str:
                 f"{_fmt(r['spearman_rho'])} | {_p(r['p'])} |"
             )
         parts.append("\n".join(lines) + "\n")
-    if board.notes:
-        parts.append("## Notes\n\n" + "\n".join(f"- {n}" for n in board.notes) + "\n")
-    return "\n".join(parts)
+    return parts
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
