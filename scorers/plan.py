@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scorers.data.negatives import DEFAULT_NEGATIVES
 from scorers.data.records import PaperRecord, RecordError
@@ -33,6 +33,9 @@ from scorers.registry import (
 )
 from scorers.scales import HOW_TO_GIVE, UNKNOWN
 from scorers.types import abstract_problem
+
+if TYPE_CHECKING:
+    from scorers.data.task_data import TaskData
 
 __all__ = ["ScoringPlan", "built_metric", "per_metric_options"]
 
@@ -179,6 +182,13 @@ class ScoringPlan:
                 f"({DEFAULT_NEGATIVES}) or give a number"
             )
         return requested
+
+    def refuse_data(self, data: TaskData) -> None:
+        """Refuse, before any sample exists, a task's ``data`` that some metric of the plan
+        cannot score: another domain (:meth:`refuse_out_of_domain`) or no record with what the
+        metric needs (:meth:`refuse_unservable`)."""
+        self.refuse_out_of_domain(data.domain, where=data.source)
+        self.refuse_unservable(data.records, where=data.source, identity=data.identity)
 
     def refuse_out_of_domain(self, domain: str, *, where: str) -> None:
         """A :class:`~scorers.errors.MetricError` naming every metric that does not apply to

@@ -66,17 +66,12 @@ REVIEW_SETTINGS = GenerationSettings(max_new_tokens=256, temperature=0.0)
 
 def review_conversations() -> list[list[dict[str, str]]]:
     """The demo's App. C.3 review prompts, as the iclr task sends them."""
-    from gem_tasks.tasks.samples import DEMO_DATASET, paper_dataset, task_records
+    from gem_tasks.tasks.samples import DEMO_DATASET, paper_samples
+    from scorers.data.task_data import TaskData
 
-    records, identity = task_records(DEMO_DATASET)
     conversations = []
-    samples = paper_dataset(
-        records,
-        identity,
-        location=str(DEMO_DATASET),
-        references=2,
-        seed=0,
-        max_paper_tokens=12000,
+    samples = paper_samples(
+        TaskData.load(DEMO_DATASET), references=2, seed=0, max_paper_tokens=12000
     )
     for sample in samples:
         conversations.append([{"role": m.role, "content": m.text} for m in sample.input])

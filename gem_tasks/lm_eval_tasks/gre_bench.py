@@ -27,17 +27,11 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
-import prompts
 from scorers.data.candidates import Candidate
-from scorers.data.paper_docs import (
-    item_from_document,
-    negatives_metadata,
-)
-from scorers.data.paper_docs import paper_document as build_document
-from scorers.data.records import dataset_identity, load_records
+from scorers.data.paper_docs import item_from_document
+from scorers.data.task_data import TaskData, report_prompt
 from scorers.plan import ScoringPlan
 from scorers.registry import metric_spec, resolve_metric_names
 from scorers.resources import Resources
@@ -126,28 +120,26 @@ def load_docs(**metadata: Any) -> Any:
     # model under test for anything
     plan = options.plan()
     plan.check()
-    source = options.dataset or DEMO_DATASET
-    records = load_records(source)
-    identity = dataset_identity(records, name=Path(str(source)).stem)
-    for domain in sorted({r.domain for r in records}):
-        plan.refuse_out_of_domain(domain, where=str(source))
-    plan.refuse_unservable(records, where=str(source), identity=identity)
-    k = plan.negatives(options.negatives)
+    data = TaskData.load(
+        DEMO_DATASET if options.dataset is None else options.dataset,
+        domains=frozenset({"peer_review"}),
+    )
+    plan.refuse_data(data)
+    data = data.with_negatives(plan.negatives(options.negatives))
     rows = []
-    for record in records:
-        text, document = build_document(
+    for record in data.records:
+        text, document = data.document(
             record,
             references=options.references,
             seed=options.seed,
             max_paper_tokens=options.max_paper_tokens,
-            negatives=negatives_metadata(record, records, k=k, seed=options.seed) if k else [],
-            dataset=identity,
         )
+        system_prompt, user_prompt = report_prompt(record, text)
         rows.append(
             {
                 "paper_id": record.id,
-                "system_prompt": prompts.render("review/system"),
-                "user_prompt": prompts.render("review/user", paper=text),
+                "system_prompt": system_prompt,
+                "user_prompt": user_prompt,
                 "held_out_review": document["held_out"]["text"],
                 "document": json.dumps(document, ensure_ascii=False),
                 "options": json.dumps(asdict(options), sort_keys=True),

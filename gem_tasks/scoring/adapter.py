@@ -36,7 +36,7 @@ from inspect_ai.solver import TaskState
 from gem_tasks.scoring.items import item_from_state
 from gem_tasks.scoring.metrics import at_token_limit, ci90_lower, ci90_upper
 from gem_tasks.scoring.roles import model_generator, named_model, role_generators
-from scorers.data.records import PaperRecord
+from scorers.data.task_data import TaskData
 from scorers.errors import EvaluationLMError
 from scorers.metrics.autopre.panel import register_qualification_reader
 from scorers.plan import ScoringPlan, built_metric
@@ -241,18 +241,16 @@ def task_plan(
     scorer_lm: str,
     scorer_lm_args: Mapping[str, Any] | None,
     scorer_options: Mapping[str, Mapping[str, Any]] | None,
-    records: Sequence[PaperRecord] | None = None,
-    identity: Mapping[str, Any] | None = None,
-    where: str = "the dataset",
+    data: TaskData | None = None,
     **task_options: Any,
 ) -> ScoringPlan:
     """A task's scoring plan (:class:`scorers.plan.ScoringPlan`), built once and checked before
     any sample exists: the scorers resolved and built with the task options they take (e.g.
     ``dataset_summaries``) and their ``scorer_options``; the evaluation LM,
     the model roles bound in this eval and the models the options name checked; and, given the
-    task's ``records`` (and the dataset's ``identity``), the data refused where it cannot serve
-    a metric (another domain, no abstract for GEM-S, no decision for the decision metrics, a
-    panel qualified on another dataset)."""
+    task's ``data``, the data refused where it cannot serve a metric
+    (:meth:`~scorers.plan.ScoringPlan.refuse_data`: another domain, no abstract for GEM-S, no
+    decision for the decision metrics, a panel qualified on another dataset)."""
     plan = ScoringPlan.build(
         scorers,
         evaluation_lm=scorer_lm,
@@ -264,11 +262,8 @@ def task_plan(
     for built in plan.metrics.values():
         for model_name in built.models():  # an Inspect model a metric names: resolvable now
             named_model(model_name, what=f"{built.name}'s model")
-    if records is not None:
-        domains = sorted({r.domain for r in records})
-        for domain in domains:
-            plan.refuse_out_of_domain(domain, where=where)
-        plan.refuse_unservable(records, where=where, identity=identity)
+    if data is not None:
+        plan.refuse_data(data)
     return plan
 
 

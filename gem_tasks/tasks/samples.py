@@ -10,17 +10,10 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser, ModelOutput
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-import prompts
 from scorers.data.candidates import MEMBERS, distinct_candidates, mean_ratings
-from scorers.data.paper_docs import (
-    CHARS_PER_TOKEN,
-    negatives_metadata,
-    paper_document,
-    paper_input,
-)
-from scorers.data.records import PaperRecord, RecordError, dataset_identity
-from scorers.data.sources.summaries import load_judgment_records
-from scorers.domains import template
+from scorers.data.paper_docs import CHARS_PER_TOKEN, negatives_metadata, paper_input
+from scorers.data.records import PaperRecord, RecordError
+from scorers.data.task_data import TaskData, report_prompt
 
 __all__ = [
     "ANSWER",
@@ -33,13 +26,10 @@ __all__ = [
     "document_sample",
     "human_answer",
     "negatives_metadata",
-    "paper_dataset",
     "paper_input",
     "paper_samples",
-    "record_document",
-    "record_to_sample",
     "stored_answer",
-    "task_records",
+    "task_dataset",
 ]
 
 ANSWER = "answer"
@@ -80,32 +70,6 @@ def human_answer(document: Mapping[str, Any]) -> dict[str, Any]:
     return {"source": "human", "id": held["id"], "text": held["text"]}
 
 
-def record_to_sample(
-    paper: PaperRecord,
-    *,
-    references: int,
-    seed: int,
-    max_paper_tokens: int,
-    negatives: list[dict[str, Any]] | None = None,
-    system_prompt: str = "review/system",
-    dataset: Mapping[str, Any] | None = None,
-    human: bool = False,
-) -> Sample:
-    """One sample per paper: a review prompt (``system_prompt``; default the GEM paper's C.3)
-    as input, the held-out human review as target, and the reference reviews, abstract and ASSW
-    in the metadata for the scorers (:func:`document_sample` of its document)."""
-    text, document = paper_document(
-        paper,
-        references=references,
-        seed=seed,
-        max_paper_tokens=max_paper_tokens,
-        negatives=negatives,
-        dataset=dataset,
-    )
-    answer = human_answer(document) if human else None
-    return document_sample(paper, text, document, answer=answer, system_prompt=system_prompt)
-
-
 def document_sample(
     paper: PaperRecord,
     text: str,
@@ -123,123 +87,43 @@ def document_sample(
         metadata[ANSWER] = dict(answer)
         if answer.get("ratings"):
             metadata["ratings"] = dict(answer["ratings"])
+    system, user = report_prompt(paper, text, system_prompt=system_prompt)
     return Sample(
         id=sample_id or paper.id,
-        input=[
-            ChatMessageSystem(content=prompts.render(template(paper.domain, system_prompt))),
-            ChatMessageUser(
-                content=prompts.render(template(paper.domain, "review/user"), paper=text)
-            ),
-        ],
+        input=[ChatMessageSystem(content=system), ChatMessageUser(content=user)],
         target=(document.get("held_out") or {}).get("text") or "",
         metadata=metadata,
     )
 
 
-def task_records(
-    source: str | Path, *, domains: frozenset[str] | None = None
-) -> tuple[list[PaperRecord], dict[str, Any]]:
-    """The one loader of every task: the records of ``source`` (canonical records, generic
-    judgment items, or the SummEval, SPACE and LFQA-E files as published) and the dataset's
-    identity (:func:`scorers.data.records.dataset_identity`), after the checks every task makes:
-    one domain per dataset (one of ``domains`` when given). What the task's metrics need of the
-    data is its scoring plan's to refuse (:func:`gem_tasks.scoring.adapter.task_plan`).
-
-    Raises:
-        RecordError: malformed input, several domains or one the task does not take.
-    """
-    records = load_judgment_records(source)
-    found = sorted({r.domain for r in records})
-    if len(found) != 1:
-        raise RecordError(f"{source}: one domain per dataset, found {', '.join(found)}")
-    if domains is not None and found[0] not in domains:
-        raise RecordError(
-            f"{source}: {found[0]} data; this task takes {', '.join(sorted(domains))} "
-            "(summaries and answers: gem_tasks/summeval, gem_tasks/space, gem_tasks/judgments)"
-        )
-    return records, dataset_identity(records, name=Path(str(source)).stem)
-
-
-def paper_dataset(
-    records: list[PaperRecord],
-    identity: Mapping[str, Any] | None,
-    *,
-    location: str,
-    references: int,
-    seed: int,
-    max_paper_tokens: int,
-    negatives: int = 0,
-    system_prompt: str = "review/system",
-    human: bool = False,
-) -> MemoryDataset:
-    """Samples for every record (:func:`paper_samples`), each with ``negatives`` reviews of other
-    papers, as a dataset named after ``location``. A dataset too small for the negatives raises
-    ``RecordError``. With ``human``, each sample stores its held-out review as the answer (the
-    human baseline, :func:`stored_answer`)."""
-    samples = paper_samples(
-        records,
-        identity,
-        references=references,
-        seed=seed,
-        max_paper_tokens=max_paper_tokens,
-        negatives=negatives,
-        system_prompt=system_prompt,
-        human=human,
-    )
-    return MemoryDataset(samples, name=Path(location).stem, location=location)
-
-
 def paper_samples(
-    records: list[PaperRecord],
-    identity: Mapping[str, Any] | None,
+    data: TaskData,
     *,
     references: int,
     seed: int,
     max_paper_tokens: int,
-    negatives: int = 0,
     system_prompt: str = "review/system",
     human: bool = False,
 ) -> list[Sample]:
-    """One sample per record with its held-out report (:func:`record_to_sample`) and
-    ``negatives`` reports of other records."""
-    return [
-        record_to_sample(
-            r,
-            references=references,
-            seed=seed,
-            max_paper_tokens=max_paper_tokens,
-            negatives=negatives_metadata(r, records, k=negatives, seed=seed) if negatives else [],
-            system_prompt=system_prompt,
-            dataset=identity,
-            human=human,
+    """One sample per record: the review prompt (``system_prompt``; default the GEM paper's
+    C.3) with the record's input, the held-out report as target and the record's
+    :meth:`TaskData.document` as metadata. With ``human``, each sample stores its held-out
+    report as the answer (the human baseline, :func:`stored_answer`)."""
+    samples = []
+    for record in data.records:
+        text, document = data.document(
+            record, references=references, seed=seed, max_paper_tokens=max_paper_tokens
         )
-        for r in records
-    ]
+        answer = human_answer(document) if human else None
+        samples.append(
+            document_sample(record, text, document, answer=answer, system_prompt=system_prompt)
+        )
+    return samples
 
 
-def record_document(
-    record: PaperRecord,
-    records: Sequence[PaperRecord],
-    *,
-    references: int,
-    seed: int,
-    max_paper_tokens: int,
-    negatives: int = 0,
-    dataset: Mapping[str, Any] | None = None,
-    hold_out: bool = True,
-) -> tuple[str, dict[str, Any]]:
-    """A record's input text and document (:func:`scorers.data.paper_docs.paper_document`) with
-    ``negatives`` reports of other records of ``records`` drawn for it."""
-    drawn = negatives_metadata(record, list(records), k=negatives, seed=seed) if negatives else []
-    return paper_document(
-        record,
-        references=references,
-        seed=seed,
-        max_paper_tokens=max_paper_tokens,
-        negatives=drawn,
-        dataset=dataset,
-        hold_out=hold_out,
-    )
+def task_dataset(data: TaskData, samples: list[Sample]) -> MemoryDataset:
+    """``samples`` as the task's Inspect dataset, named after the data's source."""
+    return MemoryDataset(samples, name=Path(data.source).stem, location=data.source)
 
 
 def candidate_samples(

@@ -85,14 +85,13 @@ def test_options_ignore_lm_evals_own_keys_and_catch_near_misses():
 
 def test_documents_are_the_inspect_tasks_samples():
     """Both harnesses put the same paper document and the same C.3 prompt in each sample."""
-    from gem_tasks.tasks.samples import DEMO_DATASET, paper_dataset, task_records
+    from gem_tasks.tasks.samples import DEMO_DATASET, paper_samples
+    from scorers.data.task_data import TaskData
 
     docs = load_docs(version=1.0, references=2, seed=3)["test"]
-    records, identity = task_records(DEMO_DATASET)
-    samples = paper_dataset(
-        records, identity, location=str(DEMO_DATASET), references=2, seed=3,
-        max_paper_tokens=12000,
-    )  # fmt: skip
+    samples = paper_samples(
+        TaskData.load(DEMO_DATASET), references=2, seed=3, max_paper_tokens=12000
+    )
     assert len(docs) == len(samples) == 10
     for doc, sample in zip(docs, samples, strict=True):
         assert json.loads(doc["document"]) == sample.metadata

@@ -281,12 +281,11 @@ def test_random_replacement_stays_within_the_group(tmp_path: Path):
     ]
     path = tmp_path / "items.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    from gem_tasks.tasks.samples import task_records
+    from scorers.data.task_data import TaskData
 
-    records, identity = task_records(str(path))
     samples = robustness_dataset(
-        records, identity, location=str(path), perturbation="random_replacement", references=1,
-        seed=0, max_paper_tokens=100,
+        TaskData.load(path), perturbation="random_replacement", references=1, seed=0,
+        max_paper_tokens=100,
     )  # fmt: skip
     for sample in samples:
         assert sample.metadata["other_paper_id"][0] == sample.id[0]  # same group

@@ -57,11 +57,10 @@ def refuse_unservable(records, scorers: str, *, scorer_options=None, where="the 
 
 
 def _loaded(path: Path):
-    """The records, identity and location a task's dataset builders take."""
-    from gem_tasks.tasks.samples import task_records
+    """The loaded data a task's dataset builders take."""
+    from scorers.data.task_data import TaskData
 
-    records, identity = task_records(str(path))
-    return {"records": records, "identity": identity, "location": str(path)}
+    return {"data": TaskData.load(path)}
 
 
 def _tasks(tmp_path: Path, lm: str):

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from inspect_ai import Task, task
-from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.dataset import Sample
 from inspect_ai.model import get_model
 from inspect_ai.scorer import SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import Generate, TaskState, solver
@@ -20,10 +20,11 @@ from inspect_ai.solver import Generate, TaskState, solver
 from gem_tasks.analysis.autopre import qualification_from_log
 from gem_tasks.scoring.roles import model_generator, named_model
 from gem_tasks.tasks import eval_card
-from gem_tasks.tasks.samples import DEMO_DATASET
+from gem_tasks.tasks.samples import DEMO_DATASET, task_dataset
 from gem_tasks.tasks.settings import checked_settings
 from scorers.data.paper_docs import DATASET
-from scorers.data.records import dataset_identity, load_records
+from scorers.data.records import PaperRecord
+from scorers.data.task_data import TaskData
 from scorers.lm.embedding import DEFAULT_EMBEDDER, load_embedder
 from scorers.lm.generation import LocalGenerator
 from scorers.lm.preflight import check_evaluation_lm
@@ -31,6 +32,7 @@ from scorers.lm.threads import run_blocking
 from scorers.metrics.autopre.core import Qualification
 from scorers.metrics.autopre.exams import (
     EXAMS,
+    ExamItems,
     abstract_records,
     build_exam_items,
     embedding_similarity,
@@ -138,6 +140,60 @@ def autopre_exam_scorer(
     return score
 
 
+def _checked_judges(
+    judges: str | list[str],
+    *,
+    scorer_lm: str,
+    scorer_lm_args: dict[str, Any] | None,
+    confidence: str,
+    local_answers: str,
+) -> list[tuple[str, str, str]]:
+    """The judge specs of ``judges``, after checking, before any sample, that every judge's
+    model resolves (the evaluation LM when a judge is it) and the answer settings are known."""
+    specs = parse_judge_specs(judges)
+    if any(model == EVALUATION_LM for _, model, _ in specs):
+        check_evaluation_lm(scorer_lm, scorer_lm_args)
+    for _, model, _ in specs:
+        if model != EVALUATION_LM:
+            named_model(model, what="judge")  # a name that does not resolve stops the task now
+    if local_answers not in ("generate", "forced"):
+        raise ValueError(f"local_answers must be generate or forced, got {local_answers!r}")
+    if confidence not in ("auto", "verbal", "prob"):
+        raise ValueError(f"confidence must be auto, verbal or prob, got {confidence!r}")
+    return specs
+
+
+def _exam_items(
+    records: list[PaperRecord], *, items: int, seed: int, similarity: str, embedder: str
+) -> ExamItems:
+    """The exams' pairs over ``records``: ``items`` papers drawn with ``seed``, the similar and
+    unrelated papers found by ``similarity`` (``embedding`` under ``embedder``, or
+    ``jaccard``)."""
+    if similarity != "embedding":
+        return build_exam_items(records, m=items, seed=seed)
+    model = load_embedder(embedder)
+    return build_exam_items(
+        records,
+        m=items,
+        seed=seed,
+        similarity=embedding_similarity(records, model.encode),
+        similarity_name=f"embedding cosine ({model.identity})",
+    )
+
+
+def _exam_samples(exam_items: ExamItems) -> list[Sample]:
+    """One sample per exam pair, with the pair and where its reviews come from."""
+    return [
+        Sample(
+            id=pair.id,
+            input=f"Auto-PRE {exam} exam pair for paper {src['paper']}",
+            metadata={"exam": exam, "paper": pair.paper, "a": pair.a, "b": pair.b, "sources": src},
+        )
+        for exam in EXAMS
+        for pair, src in zip(exam_items.pairs[exam], exam_items.sources[exam])
+    ]
+
+
 @task
 @checked_settings
 def autopre_exam(
@@ -175,47 +231,28 @@ def autopre_exam(
         scorer_lm, scorer_lm_args: the evaluation LM and its backend options.
         cache_dir: folder of the on-disk cache (every judge reply is cached there).
     """
-    specs = parse_judge_specs(judges)
-    if any(model == EVALUATION_LM for _, model, _ in specs):
-        check_evaluation_lm(scorer_lm, scorer_lm_args)
-    for _, model, _ in specs:
-        if model != EVALUATION_LM:
-            named_model(model, what="judge")  # a name that does not resolve stops the task now
-    if local_answers not in ("generate", "forced"):
-        raise ValueError(f"local_answers must be generate or forced, got {local_answers!r}")
-    if confidence not in ("auto", "verbal", "prob"):
-        raise ValueError(f"confidence must be auto, verbal or prob, got {confidence!r}")
+    specs = _checked_judges(
+        judges,
+        scorer_lm=scorer_lm,
+        scorer_lm_args=scorer_lm_args,
+        confidence=confidence,
+        local_answers=local_answers,
+    )
     if similarity not in ("embedding", "jaccard"):
         raise ValueError(f"similarity must be embedding or jaccard, got {similarity!r}")
-    source = DEMO_DATASET if dataset is None else dataset
-    loaded = load_records(source)
+    data = TaskData.load(
+        DEMO_DATASET if dataset is None else dataset, domains=frozenset({"peer_review"})
+    )
     try:  # the exams compare papers by their abstracts: papers without one take no part
-        records = abstract_records(loaded)
+        records = abstract_records(data.records)
     except ValueError as exc:
-        raise ValueError(f"{source}: {exc}") from None
-    if similarity == "embedding":
-        model = load_embedder(embedder)
-        exam_items = build_exam_items(
-            records,
-            m=items,
-            seed=seed,
-            similarity=embedding_similarity(records, model.encode),
-            similarity_name=f"embedding cosine ({model.identity})",
-        )
-    else:
-        exam_items = build_exam_items(records, m=items, seed=seed)
-    samples = [
-        Sample(
-            id=pair.id,
-            input=f"Auto-PRE {exam} exam pair for paper {src['paper']}",
-            metadata={"exam": exam, "paper": pair.paper, "a": pair.a, "b": pair.b, "sources": src},
-        )
-        for exam in EXAMS
-        for pair, src in zip(exam_items.pairs[exam], exam_items.sources[exam])
-    ]
+        raise ValueError(f"{data.source}: {exc}") from None
+    exam_items = _exam_items(
+        records, items=items, seed=seed, similarity=similarity, embedder=embedder
+    )
     return Task(
         version=eval_card(Path(__file__).parent)["version"],
-        dataset=MemoryDataset(samples, name=Path(str(source)).stem, location=str(source)),
+        dataset=task_dataset(data, _exam_samples(exam_items)),
         solver=no_generation(),
         scorer=autopre_exam_scorer(
             judges=judges,
@@ -231,10 +268,10 @@ def autopre_exam(
             "seed": seed,
             "similarity": exam_items.similarity,
             "pertinence_ia": "the longest human review of the most similar other paper",
-            "papers_without_abstract_left_out": len(loaded) - len(records),
+            "papers_without_abstract_left_out": len(data.records) - len(records),
             "scorer_lm": scorer_lm,
             "local_answers": local_answers,
             # the qualification holds for this dataset (Auto-PRE qualifies judges per task)
-            DATASET: dataset_identity(loaded, name=Path(str(source)).stem),
+            DATASET: data.identity,
         },
     )

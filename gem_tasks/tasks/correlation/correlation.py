@@ -5,25 +5,24 @@ scores and the grades is reported."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset
 
-from gem_tasks.scoring.adapter import item_mean_metric, make_scorers, task_plan
+from gem_tasks.scoring.adapter import item_mean_metric
 from gem_tasks.scoring.metrics import spearman_p, spearman_rho
 from gem_tasks.tasks import eval_card
 from gem_tasks.tasks.samples import (
     DEMO_DATASET,
     document_sample,
     human_answer,
-    negatives_metadata,
     stored_answer,
-    task_records,
+    task_dataset,
 )
+from gem_tasks.tasks.scoring_settings import ScoringSettings, scoring_parameters
 from gem_tasks.tasks.settings import checked_settings
-from scorers.data.paper_docs import paper_document
-from scorers.data.records import PaperRecord, RecordError
+from scorers.data.records import RecordError
+from scorers.data.task_data import TaskData
 
 __all__ = ["correlation", "leave_one_out_dataset"]
 
@@ -51,12 +50,9 @@ def check_grade_field(grade_field: str) -> None:
 
 
 def leave_one_out_dataset(
-    records: list[PaperRecord],
-    identity: dict[str, Any] | None,
+    data: TaskData,
     *,
-    location: str,
     grade_field: str = "grade",
-    negatives: int = 0,
     seed: int = 0,
     max_paper_tokens: int = 12000,
 ) -> MemoryDataset:
@@ -65,8 +61,7 @@ def leave_one_out_dataset(
     every other review of the same paper a reference, and ``negatives`` reviews of other papers
     (drawn once per paper with ``seed``); the paper text beyond ``max_paper_tokens`` is cut, as
     every task cuts it. The grade is a person's grade *of the review* (an instructor's, a
-    meta-reviewer's), read from the review's extra fields (``records`` of ``location``, loaded by
-    :func:`gem_tasks.tasks.samples.task_records`).
+    meta-reviewer's), read from the review's extra fields (the records of ``data``).
 
     Raises:
         ValueError: ``grade_field`` names a field of the canonical review (``rating``,
@@ -76,11 +71,10 @@ def leave_one_out_dataset(
             fields the reviews do carry).
     """
     check_grade_field(grade_field)
-    path = location
+    path = data.source
     samples = []
     extra_fields: set[str] = set()
-    for paper in records:
-        drawn = negatives_metadata(paper, records, k=negatives, seed=seed) if negatives else []
+    for paper in data.records:
         for review in paper.reviews:
             extra_fields.update(review.extra)
             grade = review.extra.get(grade_field)
@@ -93,13 +87,11 @@ def leave_one_out_dataset(
                 )
             if len(paper.reviews) < 2:
                 continue
-            text, document = paper_document(
+            text, document = data.document(
                 paper,
                 references=len(paper.reviews) - 1,
                 seed=seed,
                 max_paper_tokens=max_paper_tokens,
-                negatives=drawn,
-                dataset=identity,
                 held_out=review.id,
             )
             samples.append(
@@ -117,60 +109,36 @@ def leave_one_out_dataset(
             f"{path}: no review carries a numeric {grade_field!r} grade among its extra fields "
             f"(the reviews' extra fields: {carried})"
         )
-    return MemoryDataset(samples, name=Path(str(path)).stem, location=str(path))
+    return task_dataset(data, samples)
 
 
 @task
 @checked_settings
+@scoring_parameters(scorers="gem,gem_raw,gem_s")
 def correlation(
     dataset: str | None = None,
     grade_field: str = "grade",
-    scorers: str | list[str] = "gem,gem_raw,gem_s",
-    scorer_lm: str = "embedded",
-    scorer_lm_args: dict[str, Any] | None = None,
-    dataset_summaries: bool = False,
-    scorer_options: dict[str, dict[str, Any]] | None = None,
-    cache_dir: str | None = None,
-    negatives: int | None = None,
     seed: int = 0,
     max_paper_tokens: int = 12000,
+    *,
+    scoring: ScoringSettings,
 ) -> Task:
     """Spearman correlation between each scorer and human quality grades of the responses.
 
     Args:
         dataset: canonical records whose reviews carry a numeric ``grade_field``.
         grade_field: the review field holding the human quality grade.
-        scorers: comma-separated names of registered metrics.
-        scorer_lm: evaluation-LM spec.
-        scorer_lm_args: backend options.
-        dataset_summaries: use stored judgment summaries instead of preprocessing.
-        scorer_options: per-metric options, e.g. ``{lm_examiner: {max_tokens: 512}}`` or
-            ``{bertscore: {model: dunzhang/stella_en_400M_v5}}``.
-        cache_dir: folder of the on-disk score cache.
-        negatives: negative references per paper (see ``gem_tasks/iclr``).
         seed: seed of the negatives' draw.
         max_paper_tokens: the paper text beyond this (at 4 characters a token) is cut and the
             sample says so.
     """
     check_grade_field(grade_field)
-    source = str(DEMO_DATASET if dataset is None else dataset)
-    records, identity = task_records(source, domains=frozenset({"peer_review"}))
-    plan = task_plan(
-        scorers,
-        scorer_lm=scorer_lm,
-        scorer_lm_args=scorer_lm_args,
-        scorer_options=scorer_options,
-        records=records,
-        identity=identity,
-        where=source,
-        dataset_summaries=dataset_summaries,
+    data, plan = scoring.prepare(
+        DEMO_DATASET if dataset is None else dataset, domains=frozenset({"peer_review"})
     )
     samples = leave_one_out_dataset(
-        records,
-        identity,
-        location=source,
+        data,
         grade_field=grade_field,
-        negatives=plan.negatives(negatives),
         seed=seed,
         max_paper_tokens=max_paper_tokens,
     )
@@ -178,7 +146,7 @@ def correlation(
         version=eval_card(Path(__file__).parent)["version"],
         dataset=samples,
         solver=stored_answer(),
-        scorer=make_scorers(plan, cache_dir=cache_dir),
+        scorer=scoring.inspect_scorers(plan),
         # the headline is the rank correlation with the grades (a corpus statistic); the mean
         # score is a diagnostic under its own name
         metrics=[spearman_rho(), spearman_p(), item_mean_metric("mean_score")],

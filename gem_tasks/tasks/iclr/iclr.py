@@ -4,15 +4,15 @@ score the review against independent human reviews (GEM paper §5)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai.model import ChatMessageUser, ModelOutput
 from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 
-from gem_tasks.scoring.adapter import make_scorers, parse_scorer_names, task_plan
+from gem_tasks.scoring.adapter import parse_scorer_names
 from gem_tasks.tasks import eval_card
-from gem_tasks.tasks.samples import DEMO_DATASET, paper_dataset, stored_answer, task_records
+from gem_tasks.tasks.samples import DEMO_DATASET, paper_samples, stored_answer, task_dataset
+from gem_tasks.tasks.scoring_settings import ScoringSettings, scoring_parameters
 from gem_tasks.tasks.settings import checked_settings
 from scorers.data.candidates import Candidate
 from scorers.data.paper_docs import BASELINE, VERDICT_REPLY
@@ -61,19 +61,15 @@ def _decision_metrics(scorers: str | list[str]) -> list[str]:
 
 @task
 @checked_settings
+@scoring_parameters(scorers="gem,gem_raw,gem_s")
 def iclr(
     dataset: str | None = None,
     references: int = 2,
     seed: int = 0,
     candidate: str = "model",
-    scorer_lm: str = "embedded",
-    scorer_lm_args: dict[str, Any] | None = None,
-    scorers: str | list[str] = "gem,gem_raw,gem_s",
     max_paper_tokens: int = 12000,
-    dataset_summaries: bool = False,
-    scorer_options: dict[str, dict[str, Any]] | None = None,
-    cache_dir: str | None = None,
-    negatives: int | None = None,
+    *,
+    scoring: ScoringSettings,
 ) -> Task:
     """GRE-bench peer review: review each paper (GEM paper App. C.3 prompt) and score the review.
 
@@ -89,56 +85,27 @@ def iclr(
             verdict of ``always_reject``, ``base_rate``, ``committee`` (the other reviewers'
             mean rating) or ``committee_all_reviewers`` (every official reviewer's, from the
             decision data's paper-level ratings): decision metrics only).
-        scorer_lm: evaluation-LM spec: ``embedded`` (SmolLM2-135M, CPU, offline),
-            ``hf/<model>`` or ``vllm/<model>``.
-        scorer_lm_args: backend options: ``{base_url: "http://host:8000/v1"}`` (or a list of
-            URLs) to score through running ``vllm serve`` instances; vLLM engine arguments
-            (``dtype``, ``max_model_len``, ``gpu_memory_utilization``, ``tensor_parallel_size``,
-            ``data_parallel_size``, ``quantization``); ``dtype``/``device`` for ``hf``.
-        scorers: comma-separated names of registered metrics (``scorers.list_metrics()``:
-            gem, gem_raw, gem_s (abstract), gem_s_assw, ...).
         max_paper_tokens: paper text beyond this (estimated at 4 characters a token) is cut; the
             sample metadata says when.
-        dataset_summaries: use judgment summaries stored in the dataset instead of preprocessing
-            those human reviews.
-        scorer_options: per-metric options, e.g. ``{lm_examiner: {max_tokens: 512}}`` or
-            ``{bertscore: {model: dunzhang/stella_en_400M_v5}}``.
-        cache_dir: folder of the on-disk score cache.
-        negatives: reviews of other papers per paper (negative references), drawn with
-            ``seed`` and the same for every model; default 4 when a requested metric needs them
-            (the f-variational cells, TV direct with ``tv_direct_form: product``), else none.
-            Fewer than that many other papers is an error, and so is 0 with such a metric.
     """
     scored = Candidate.parse(candidate, allowed=("model", "human", "baseline"), rules=RULES)
     rule = scored.name if scored.kind == "baseline" else None
-    deciding = _decision_metrics(scorers)
+    deciding = _decision_metrics(scoring.scorers)
     if rule is not None:
-        others = [n for n in parse_scorer_names(scorers) if n not in deciding]
+        others = [n for n in parse_scorer_names(scoring.scorers) if n not in deciding]
         if others:
             raise ValueError(
                 f"candidate={candidate} writes no review, so only the decision metrics apply; "
                 f"{', '.join(others)} score a review's text"
             )
-    source = str(DEMO_DATASET if dataset is None else dataset)
-    records, identity = task_records(source, domains=frozenset({"peer_review"}))
-    plan = task_plan(
-        scorers,
-        scorer_lm=scorer_lm,
-        scorer_lm_args=scorer_lm_args,
-        scorer_options=scorer_options,
-        records=records,
-        identity=identity,
-        where=source,
-        dataset_summaries=dataset_summaries,
+    data, plan = scoring.prepare(
+        DEMO_DATASET if dataset is None else dataset, domains=frozenset({"peer_review"})
     )
-    samples = paper_dataset(
-        records,
-        identity,
-        location=source,
+    samples = paper_samples(
+        data,
         references=references,
         seed=seed,
         max_paper_tokens=max_paper_tokens,
-        negatives=plan.negatives(negatives),
         human=scored.kind == "human",
     )
     if rule == "committee_all_reviewers" and not any(
@@ -159,12 +126,12 @@ def iclr(
         solver = [generate(), ask_verdict()] if deciding else generate()
     return Task(
         version=eval_card(Path(__file__).parent)["version"],
-        dataset=samples,
+        dataset=task_dataset(data, samples),
         solver=solver,
-        scorer=make_scorers(plan, cache_dir=cache_dir),
+        scorer=scoring.inspect_scorers(plan),
         metadata={
             "candidate": candidate,
-            "scorer_lm": scorer_lm,
+            "scorer_lm": scoring.scorer_lm,
             "references": references,
             "seed": seed,
         },

@@ -22,7 +22,7 @@ from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset
 from inspect_ai.solver import generate
 
-from gem_tasks.scoring.adapter import item_mean_metric, make_scorers, task_plan
+from gem_tasks.scoring.adapter import item_mean_metric
 from gem_tasks.scoring.metrics import (
     PREFERENCE,
     at_token_limit,
@@ -35,14 +35,15 @@ from gem_tasks.tasks.samples import (
     distinct_candidate_samples,
     document_sample,
     human_answer,
-    record_document,
     stored_answer,
-    task_records,
+    task_dataset,
 )
+from gem_tasks.tasks.scoring_settings import ScoringSettings, scoring_parameters
 from gem_tasks.tasks.settings import checked_settings
 from scorers.data.candidates import Candidate, CandidateKind
 from scorers.data.records import PaperRecord, RecordError
 from scorers.data.sources.summaries import load_judgment_records
+from scorers.data.task_data import TaskData
 from scorers.domains import domain as get_domain
 
 __all__ = ["judgment_dataset", "judgments", "load_judgment_records"]
@@ -53,31 +54,26 @@ JUDGMENT_CANDIDATES: tuple[CandidateKind, ...] = ("model", "human", "candidates"
 
 
 def judgment_dataset(
-    records: list[PaperRecord],
+    data: TaskData,
     *,
     candidate: Candidate,
     references: int,
     seed: int,
     max_input_tokens: int,
-    negatives: int,
-    name: str,
-    location: str,
 ) -> MemoryDataset:
-    """The samples of ``records`` for ``candidate`` (see the module doc). The held-out human
+    """The samples of ``data`` for ``candidate`` (see the module doc). The held-out human
     report and the references are the fixed split of every input (``seed``), whatever the
     candidate, so every candidate of an input is scored against the same references. Where the
     references are ground truth (``PaperRecord.ground_truth``: gold summaries, a reference
     answer) no report is held out but for the human baseline, which needs two or more."""
     samples = []
     documents: dict[str, tuple[str, Any]] = {}
-    for record in records:
-        text, document = record_document(
+    for record in data.records:
+        text, document = data.document(
             record,
-            records,
             references=references,
             seed=seed,
             max_paper_tokens=max_input_tokens,
-            negatives=negatives,
             hold_out=candidate.kind == "human" or not record.ground_truth,
         )
         if candidate.kind == "model":
@@ -96,10 +92,10 @@ def judgment_dataset(
         else:  # system:<id>
             samples += candidate_samples(record, text, document, wanted=candidate.name)
     if candidate.kind == "candidates":
-        samples = distinct_candidate_samples(records, documents)
+        samples = distinct_candidate_samples(data.records, documents)
     if not samples:
-        raise RecordError(f"{location}: no sample for candidate={str(candidate)!r}")
-    return MemoryDataset(samples, name=name, location=location)
+        raise RecordError(f"{data.source}: no sample for candidate={str(candidate)!r}")
+    return task_dataset(data, samples)
 
 
 def human_agreement(records: list[PaperRecord]) -> Any:
@@ -116,54 +112,35 @@ def judgment_task(
     candidate: str,
     references: int,
     seed: int,
-    scorers: str | list[str],
-    scorer_lm: str,
-    scorer_lm_args: dict[str, Any] | None,
-    scorer_options: dict[str, dict[str, Any]] | None,
-    dataset_summaries: bool,
-    cache_dir: str | None,
-    negatives: int | None,
     max_input_tokens: int,
     card_folder: Path,
+    scoring: ScoringSettings,
     expected_domain: str | None = None,
 ) -> Task:
     """The task every domain's task is: the records of ``dataset`` (one domain), refused up
     front when a metric does not apply to the domain or the data cannot serve it."""
     scored = Candidate.parse(candidate, allowed=JUDGMENT_CANDIDATES)
-    records, identity = task_records(
+    data, plan = scoring.prepare(
         dataset, domains=frozenset({expected_domain}) if expected_domain is not None else None
     )
-    domain = records[0].domain
-    plan = task_plan(
-        scorers,
-        scorer_lm=scorer_lm,
-        scorer_lm_args=scorer_lm_args,
-        scorer_options=scorer_options,
-        records=records,
-        identity=identity,
-        where=str(dataset),
-        dataset_summaries=dataset_summaries,
-    )
+    domain = data.records[0].domain
     return Task(
         version=eval_card(card_folder)["version"],
         dataset=judgment_dataset(
-            records,
+            data,
             candidate=scored,
             references=references,
             seed=seed,
             max_input_tokens=max_input_tokens,
-            negatives=plan.negatives(negatives),
-            name=Path(str(dataset)).stem,
-            location=str(dataset),
         ),
         solver=generate() if scored.generates else stored_answer(),
-        scorer=make_scorers(plan, cache_dir=cache_dir),
+        scorer=scoring.inspect_scorers(plan),
         # every existing candidate carries its human ratings: the headline is the agreement
         # with them (a corpus statistic: the rank correlation with graded ratings, the share of
         # preference pairs ordered as the annotator did); the mean over every candidate is a
         # diagnostic under its own name (the leaderboard ranks the systems)
         metrics=(
-            [human_agreement(records), item_mean_metric("mean_score"), at_token_limit()]
+            [human_agreement(data.records), item_mean_metric("mean_score"), at_token_limit()]
             if scored.kind == "candidates"
             else None
         ),
@@ -173,26 +150,22 @@ def judgment_task(
             "candidate": candidate,
             "references": references,
             "seed": seed,
-            "scorer_lm": scorer_lm,
+            "scorer_lm": scoring.scorer_lm,
         },
     )
 
 
 @task
 @checked_settings
+@scoring_parameters(scorers="gem,gem_raw,bleu,rouge_l")
 def judgments(
     dataset: str,
     candidate: str = "human",
     references: int = 1,
     seed: int = 0,
-    scorers: str | list[str] = "gem,gem_raw,bleu,rouge_l",
-    scorer_lm: str = "embedded",
-    scorer_lm_args: dict[str, Any] | None = None,
-    scorer_options: dict[str, dict[str, Any]] | None = None,
-    dataset_summaries: bool = False,
-    cache_dir: str | None = None,
-    negatives: int | None = None,
     max_input_tokens: int = 12000,
+    *,
+    scoring: ScoringSettings,
 ) -> Task:
     """Score reports of any domain against independent human reports of the same input.
 
@@ -207,14 +180,6 @@ def judgments(
         references: human reports per input used as references (the Scoring Rules paper scores
             against one); one more is held out.
         seed: seed of the held-out/reference split and of the negatives.
-        scorers: registered metrics that apply to the domain (the others are refused, with the
-            domains they apply to).
-        scorer_lm, scorer_lm_args: the evaluation LM and its backend options.
-        scorer_options: per-metric options.
-        dataset_summaries: use statement rewrites stored with the references (``summary``).
-        cache_dir: folder of the on-disk score cache.
-        negatives: negative references per input, drawn within its group (default: 4 when a
-            requested metric needs them).
         max_input_tokens: the input text beyond this (4 characters a token) is cut.
     """
     return judgment_task(
@@ -222,13 +187,7 @@ def judgments(
         candidate=candidate,
         references=references,
         seed=seed,
-        scorers=scorers,
-        scorer_lm=scorer_lm,
-        scorer_lm_args=scorer_lm_args,
-        scorer_options=scorer_options,
-        dataset_summaries=dataset_summaries,
-        cache_dir=cache_dir,
-        negatives=negatives,
         max_input_tokens=max_input_tokens,
         card_folder=Path(__file__).parent,
+        scoring=scoring,
     )

@@ -5,14 +5,14 @@ reviews (every human review but the held-out one)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from inspect_ai import Task, task
 from inspect_ai.solver import generate
 
-from gem_tasks.scoring.adapter import make_scorers, task_plan
 from gem_tasks.tasks import eval_card
-from gem_tasks.tasks.samples import DEMO_DATASET, paper_dataset, stored_answer, task_records
+from gem_tasks.tasks.samples import DEMO_DATASET, paper_samples, stored_answer, task_dataset
+from gem_tasks.tasks.scoring_settings import ScoringSettings, scoring_parameters
 from gem_tasks.tasks.settings import checked_settings
 from scorers.data.candidates import Candidate
 
@@ -32,18 +32,15 @@ ALL_EXPERTS = 1_000_000
 
 @task
 @checked_settings
+@scoring_parameters(scorers=DEFAULT_SCORERS, without=("dataset_summaries",))
 def review_quality(
     dataset: str | None = None,
     seed: int = 0,
     candidate: Literal["model", "human"] = "model",
     prompt: Literal["strict", "neutral"] = "strict",
-    scorers: str | list[str] = DEFAULT_SCORERS,
-    scorer_lm: str = "embedded",
-    scorer_lm_args: dict[str, Any] | None = None,
-    scorer_options: dict[str, dict[str, Any]] | None = None,
     max_paper_tokens: int = 12000,
-    cache_dir: str | None = None,
-    negatives: int | None = None,
+    *,
+    scoring: ScoringSettings,
 ) -> Task:
     """Structured peer review scored by the Beyond Rating metrics.
 
@@ -55,56 +52,40 @@ def review_quality(
             human review is the answer: the human baseline row).
         prompt: the review system prompt, ``strict`` (default; the paper finds "a bit strict"
             prompts rate closer to the experts) or ``neutral``.
-        scorers: comma-separated registered metrics (default every ``br_*`` but Binoculars).
         scorer_lm: evaluation LM, the fallback of the ``preprocessor`` (sorting reviews into
             sections, extracting points) and ``judge`` (matching points, checking questions)
             roles: ``embedded``, ``hf/<model>`` or ``vllm/<model>``. Bind capable models to the
             roles (``--model-role judge=...``): a 135M model cannot do these tasks.
-        scorer_lm_args: backend options of the evaluation LM.
         scorer_options: per-metric options, e.g. ``{br_binoculars: {observer: embedded,
             performer: embedded}}`` or ``{br_question_score: {other: exclude}}``.
         max_paper_tokens: paper text budget of the review prompt (estimated at 4 characters a
             token; the cut is recorded in the sample metadata).
         cache_dir: folder of the on-disk cache (structured human reviews and their points are
             computed once there and shared by every model scored).
-        negatives: reviews of other papers per paper (negative references) for the metrics
-            that need them (e.g. ``-T scorers=tvd_mi``); default 4 when one is asked for, else
-            none (see ``gem_tasks/iclr``).
     """
     scored = Candidate.parse(candidate, allowed=("model", "human"))
     if prompt not in ("strict", "neutral"):
         raise ValueError(f"prompt must be 'strict' or 'neutral', got {prompt!r}")
-    source = str(DEMO_DATASET if dataset is None else dataset)
-    records, identity = task_records(source, domains=frozenset({"peer_review"}))
-    plan = task_plan(
-        scorers,
-        scorer_lm=scorer_lm,
-        scorer_lm_args=scorer_lm_args,
-        scorer_options=scorer_options,
-        records=records,
-        identity=identity,
-        where=source,
+    data, plan = scoring.prepare(
+        DEMO_DATASET if dataset is None else dataset, domains=frozenset({"peer_review"})
     )
-    samples = paper_dataset(
-        records,
-        identity,
-        location=source,
+    samples = paper_samples(
+        data,
         references=ALL_EXPERTS,
         seed=seed,
         max_paper_tokens=max_paper_tokens,
         system_prompt=f"beyond/review_{prompt}_system",
-        negatives=plan.negatives(negatives),
         human=scored.kind == "human",
     )
     return Task(
         version=eval_card(Path(__file__).parent)["version"],
-        dataset=samples,
+        dataset=task_dataset(data, samples),
         solver=generate() if scored.generates else stored_answer(),
-        scorer=make_scorers(plan, cache_dir=cache_dir),
+        scorer=scoring.inspect_scorers(plan),
         metadata={
             "candidate": candidate,
             "prompt": prompt,
-            "scorer_lm": scorer_lm,
+            "scorer_lm": scoring.scorer_lm,
             "experts": "all_but_held_out",
             "seed": seed,
         },

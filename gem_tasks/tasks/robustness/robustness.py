@@ -13,7 +13,6 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import GenerateConfig, ModelOutput, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from gem_tasks.scoring.adapter import make_scorers, task_plan
 from gem_tasks.scoring.items import CANDIDATE_MODE, PERTURBATION_FAILED
 from gem_tasks.scoring.metrics import (
     at_token_limit,
@@ -36,11 +35,11 @@ from gem_tasks.tasks.samples import (
     DEMO_DATASET,
     distinct_candidate_samples,
     paper_samples,
-    record_document,
-    task_records,
+    task_dataset,
 )
+from gem_tasks.tasks.scoring_settings import ScoringSettings, scoring_parameters
 from gem_tasks.tasks.settings import checked_settings
-from scorers.data.records import PaperRecord
+from scorers.data.task_data import TaskData
 from scorers.domains import DOMAINS
 from scorers.lm.base import hit_limit
 from scorers.types import AT_TOKEN_LIMIT
@@ -99,26 +98,9 @@ LEVEL_FREE = ("random_replacement", *GAMING)
 """Strategies that work on raw reviews and on judgment summaries alike."""
 
 
-def robustness_dataset(
-    records: list[PaperRecord],
-    identity: dict[str, Any] | None,
-    *,
-    location: str,
-    perturbation: str,
-    references: int,
-    seed: int,
-    max_paper_tokens: int,
-    level: str | None = None,
-    negatives: int = 0,
-    perturb: str = "candidates",
-) -> MemoryDataset:
-    """The samples, each with the text to perturb and another input's text (for random
-    replacement). ``perturb="candidates"`` perturbs what the domain's metrics score, as the
-    Scoring Rules paper does: the existing candidates where the data has them (SummEval's system
-    summaries, LFQA-E's answers), scored against the ground-truth references, else the held-out
-    human report (a peer review, SPACE's held-out summary; or its judgment summary for
-    judgment-level strategies). ``perturb="held_out_reference"`` perturbs the held-out human
-    report even where candidates exist (scored against the other references)."""
+def _checked_level(data: TaskData, *, perturbation: str, level: str | None, perturb: str) -> str:
+    """The level ``perturbation`` works on in this run (``level``, else the strategy's own),
+    after refusing settings that do not fit the strategy or ``data``."""
     if perturb not in PERTURB_MODES:
         raise ValueError(f"perturb must be one of {list(PERTURB_MODES)}, got {perturb!r}")
     if perturbation not in PERTURBATIONS:
@@ -131,31 +113,63 @@ def robustness_dataset(
         raise ValueError(f"level must be 'review' or 'judgments', got {level!r}")
     if level != spec.level and perturbation not in LEVEL_FREE:
         raise ValueError(f"{perturbation!r} works on the {spec.level} level only")
-    path = location
-    domain = records[0].domain
-    if domain not in spec.domains:
+    if data.domain not in spec.domains:
         raise ValueError(
             f"{perturbation!r} is written for {', '.join(sorted(spec.domains))}, and the data "
-            f"is {domain}: its prompts or its reading of the text (sections, verdicts, the "
+            f"is {data.domain}: its prompts or its reading of the text (sections, verdicts, the "
             "abstract) do not fit"
         )
+    if level == "judgments" and perturb == "candidates" and any(r.candidates for r in data.records):
+        raise ValueError(
+            f"the judgment-level {perturbation!r} perturbs judgment summaries, which the "
+            "existing candidates do not have: use level=review, or perturb=held_out_reference"
+        )
+    return level
+
+
+def _text_to_perturb(sample: Sample, perturbation: str, *, level: str, on_candidates: bool) -> str:
+    """The text of ``sample`` that ``perturbation`` rewrites: the existing candidate's, else the
+    held-out report's (its judgment summary at the judgment level)."""
+    if on_candidates:
+        return sample.metadata[ANSWER]["text"]
+    held_out = sample.metadata["held_out"]
+    if level == "judgments":
+        if not held_out.get("summary"):
+            raise ValueError(
+                f"paper {sample.id!r}: the judgment-level perturbation {perturbation!r} "
+                "needs the held-out review's judgment summary (the 'summary' field)"
+            )
+        return held_out["summary"]
+    return held_out["text"]
+
+
+def robustness_dataset(
+    data: TaskData,
+    *,
+    perturbation: str,
+    references: int,
+    seed: int,
+    max_paper_tokens: int,
+    level: str | None = None,
+    perturb: str = "candidates",
+) -> MemoryDataset:
+    """The samples, each with the text to perturb and another input's text (for random
+    replacement). ``perturb="candidates"`` perturbs what the domain's metrics score, as the
+    Scoring Rules paper does: the existing candidates where the data has them (SummEval's system
+    summaries, LFQA-E's answers), scored against the ground-truth references, else the held-out
+    human report (a peer review, SPACE's held-out summary; or its judgment summary for
+    judgment-level strategies). ``perturb="held_out_reference"`` perturbs the held-out human
+    report even where candidates exist (scored against the other references)."""
+    level = _checked_level(data, perturbation=perturbation, level=level, perturb=perturb)
+    records = data.records
     on_candidates = perturb == "candidates" and any(r.candidates for r in records)
     if on_candidates:
-        if level == "judgments":
-            raise ValueError(
-                f"the judgment-level {perturbation!r} perturbs judgment summaries, which the "
-                "existing candidates do not have: use level=review, or "
-                "perturb=held_out_reference"
-            )
         documents = {
-            record.id: record_document(
+            record.id: data.document(
                 record,
-                records,
                 references=references,
                 seed=seed,
                 max_paper_tokens=max_paper_tokens,
-                negatives=negatives,
-                dataset=identity,
                 hold_out=not record.ground_truth,
             )
             for record in records
@@ -165,12 +179,7 @@ def robustness_dataset(
         samples = distinct_candidate_samples([r for r in records if r.candidates], documents)
     else:
         samples = paper_samples(
-            records,
-            identity,
-            references=references,
-            seed=seed,
-            max_paper_tokens=max_paper_tokens,
-            negatives=negatives,
+            data, references=references, seed=seed, max_paper_tokens=max_paper_tokens
         )
     target = "existing candidates" if on_candidates else "the held-out human report"
     others = _other_paper_order(samples, seed)
@@ -180,17 +189,7 @@ def robustness_dataset(
         )
 
     def text_of(sample: Sample) -> str:
-        if on_candidates:
-            return sample.metadata[ANSWER]["text"]
-        held_out = sample.metadata["held_out"]
-        if level == "judgments":
-            if not held_out.get("summary"):
-                raise ValueError(
-                    f"paper {sample.id!r}: the judgment-level perturbation {perturbation!r} "
-                    "needs the held-out review's judgment summary (the 'summary' field)"
-                )
-            return held_out["summary"]
-        return held_out["text"]
+        return _text_to_perturb(sample, perturbation, level=level, on_candidates=on_candidates)
 
     universal = (
         universal_review([text_of(s) for s in samples], level=level)
@@ -212,7 +211,7 @@ def robustness_dataset(
                 **({"universal_review": universal} if universal is not None else {}),
             }
         )
-    return MemoryDataset(samples, name=Path(str(path)).stem, location=str(path))
+    return task_dataset(data, samples)
 
 
 def paper_context(metadata: dict[str, Any]) -> PaperContext:
@@ -294,24 +293,41 @@ def perturb_review(perturbation: str) -> Solver:
     return solve
 
 
+def paired_metrics(*, expected: str, alpha: float) -> list[Any]:
+    """The robustness task's metrics over the before/after pairs of a perturbation whose score
+    is ``expected`` to ``decrease`` or ``increase``: SMD with its intervals, the mean paired
+    difference, the one-sided paired t-test and Wilcoxon p-values in that direction, the
+    largest pair's share and the verdict at ``alpha``."""
+    alternative = "less" if expected == "decrease" else "greater"
+    return [
+        at_token_limit(),
+        smd(),
+        smd_ci95_lower(),
+        smd_ci95_upper(),
+        smd_paired_ci95_lower(),
+        smd_paired_ci95_upper(),
+        mean_paired_difference(),
+        paired_p(alternative=alternative),
+        largest_share(),
+        signed_rank_p(alternative=alternative),
+        verdict(expected=expected, alpha=alpha),
+    ]
+
+
 @task
 @checked_settings
+@scoring_parameters(scorers="gem,gem_raw,gem_s")
 def robustness(
     perturbation: str = "random_replacement",
     dataset: str | None = None,
-    scorers: str | list[str] = "gem,gem_raw,gem_s",
     references: int = 2,
     seed: int = 0,
-    scorer_lm: str = "embedded",
-    scorer_lm_args: dict[str, Any] | None = None,
     max_paper_tokens: int = 12000,
-    dataset_summaries: bool = False,
-    scorer_options: dict[str, dict[str, Any]] | None = None,
-    cache_dir: str | None = None,
     alpha: float = 0.05,
     level: str | None = None,
-    negatives: int | None = None,
     perturb: str = "candidates",
+    *,
+    scoring: ScoringSettings,
 ) -> Task:
     """Score every candidate (an existing system's report, else the held-out human review)
     before and after ``perturbation`` with each scorer.
@@ -327,16 +343,9 @@ def robustness(
             strategies use the model under test (``--model``) to rewrite; rule-based ones need
             ``--model none``.
         dataset: canonical records (default: the bundled demo).
-        scorers: comma-separated names of registered metrics (each scored before and after).
         references: reference reviews per paper.
         seed: seed of the held-out/reference split and of the other-paper pairing.
-        scorer_lm: evaluation-LM spec.
-        scorer_lm_args: backend options (see ``gem_tasks/iclr``).
         max_paper_tokens: paper text budget (for ASSW summaries).
-        dataset_summaries: use the references' stored judgment summaries.
-        scorer_options: per-metric options, e.g. ``{lm_examiner: {max_tokens: 512}}`` or
-            ``{bertscore: {model: dunzhang/stella_en_400M_v5}}``.
-        cache_dir: folder of the on-disk score cache.
         alpha: significance level of the verdict.
         level: ``judgments`` to apply a level-free strategy (random replacement) to the
             held-out review's judgment summary instead of its text.
@@ -354,50 +363,25 @@ def robustness(
         raise ValueError(
             f"unknown perturbation {perturbation!r}; choose from {list(PERTURBATIONS)}"
         )
-    source = str(DEMO_DATASET if dataset is None else dataset)
-    records, identity = task_records(source, domains=frozenset(DOMAINS))
-    plan = task_plan(
-        scorers,
-        scorer_lm=scorer_lm,
-        scorer_lm_args=scorer_lm_args,
-        scorer_options=scorer_options,
-        records=records,
-        identity=identity,
-        where=source,
-        dataset_summaries=dataset_summaries,
+    data, plan = scoring.prepare(
+        DEMO_DATASET if dataset is None else dataset, domains=frozenset(DOMAINS)
     )
     samples = robustness_dataset(
-        records,
-        identity,
-        location=source,
+        data,
         perturbation=perturbation,
         references=references,
         seed=seed,
         max_paper_tokens=max_paper_tokens,
         level=level,
-        negatives=plan.negatives(negatives),
         perturb=perturb,
     )
-    made = make_scorers(plan, cache_dir=cache_dir, factories=PAIRED_SCORERS)
-    alternative = "less" if spec.expected == "decrease" else "greater"
+    made = scoring.inspect_scorers(plan, PAIRED_SCORERS)
     return Task(
         version=eval_card(Path(__file__).parent)["version"],
         dataset=samples,
         solver=perturb_review(perturbation),
         scorer=made,
-        metrics=[
-            at_token_limit(),
-            smd(),
-            smd_ci95_lower(),
-            smd_ci95_upper(),
-            smd_paired_ci95_lower(),
-            smd_paired_ci95_upper(),
-            mean_paired_difference(),
-            paired_p(alternative=alternative),
-            largest_share(),
-            signed_rank_p(alternative=alternative),
-            verdict(expected=spec.expected, alpha=alpha),
-        ],
+        metrics=paired_metrics(expected=spec.expected, alpha=alpha),
         metadata={
             "perturbation": perturbation,
             "perturbation_version": spec.version,
