@@ -148,6 +148,64 @@ def _choose(paper: PaperRecord, usable: list[ReviewRecord], k: int, seed: int) -
     return ordered[:k]
 
 
+def _eligible_papers(
+    records: Sequence[PaperRecord], reviews_per_paper: int, *, seed: int, skipped: dict[str, str]
+) -> list[tuple[PaperRecord, list[tuple[ReviewRecord, Preprocessed]]]]:
+    """Each paper with ``reviews_per_paper`` reviews that have a text and a judgment summary,
+    with that many of them drawn with ``seed``; the others go into ``skipped`` with why."""
+    eligible = []
+    for paper in records:
+        usable = [(r, p) for r in paper.reviews if (p := _usable(r)) is not None]
+        if len(usable) < reviews_per_paper:
+            skipped[paper.id] = (
+                f"{len(usable)} review(s) with a text and a judgment summary, "
+                f"{reviews_per_paper} needed"
+            )
+            continue
+        by_id = dict((r.id, (r, p)) for r, p in usable)
+        chosen = _choose(paper, [r for r, _ in usable], reviews_per_paper, seed)
+        eligible.append((paper, [by_id[r.id] for r in chosen]))
+    return eligible
+
+
+def _pair_row(
+    tokenizer: Any,
+    paper: PaperRecord,
+    metric: str,
+    synopsis: str,
+    reviews: list[tuple[ReviewRecord, Preprocessed]],
+    first: int | None,
+    target: int,
+) -> dict[str, Any]:
+    """The training row of one pair: the prediction request GEM scores (the ``first``
+    review's judgments, or none for a marginal) with the ``target`` review's judgments as the
+    completion, and its ``label`` (for the list of rows left out as too long)."""
+    judgments = reviews[first][1].judgments.strip() if first is not None else ""
+    target_review, target_rewrite = reviews[target]
+    first_id = reviews[first][0].id if first is not None else None
+    request = build_scoring_request(
+        tokenizer,
+        prediction_messages(
+            synopsis=synopsis or NOT_AVAILABLE, judgments=judgments or NOT_AVAILABLE
+        ),
+        target_rewrite.judgments.strip(),
+    )
+    context, target_ids = list(request.context_ids), list(request.target_ids)
+    return {
+        "label": f"{paper.id}/{metric}/{first_id or 'Null'}->{target_review.id}",
+        "paper_id": paper.id,
+        "metric": metric,
+        "kind": "conditional" if first is not None else "marginal",
+        "first_review_id": first_id,
+        "target_review_id": target_review.id,
+        "prompt": tokenizer.decode(context),
+        "completion": tokenizer.decode(target_ids),
+        "input_ids": context + target_ids,
+        "labels": [IGNORE_INDEX] * len(context) + target_ids,
+        "n_target_tokens": len(target_ids),
+    }
+
+
 def build_finetune_data(
     records: Sequence[PaperRecord],
     tokenizer: Any,
@@ -192,18 +250,7 @@ def build_finetune_data(
             "with `gem-tasks data build --summaries`, or use a release that has them)"
         )
     skipped: dict[str, str] = {}
-    eligible: list[tuple[PaperRecord, list[tuple[ReviewRecord, Preprocessed]]]] = []
-    for paper in records:
-        usable = [(r, p) for r in paper.reviews if (p := _usable(r)) is not None]
-        if len(usable) < reviews_per_paper:
-            skipped[paper.id] = (
-                f"{len(usable)} review(s) with a text and a judgment summary, "
-                f"{reviews_per_paper} needed"
-            )
-            continue
-        by_id = dict((r.id, (r, p)) for r, p in usable)
-        chosen = _choose(paper, [r for r, _ in usable], reviews_per_paper, seed)
-        eligible.append((paper, [by_id[r.id] for r in chosen]))
+    eligible = _eligible_papers(records, reviews_per_paper, seed=seed, skipped=skipped)
     if not eligible:
         raise FinetuneDataError(
             f"no paper has {reviews_per_paper} reviews with judgment summaries "
@@ -230,35 +277,12 @@ def build_finetune_data(
         for metric in paper_metrics:
             synopsis = paper.abstract.strip() if metric == "gem_s" else NOT_AVAILABLE
             for first, target in training_pairs(len(reviews)):
-                judgments = reviews[first][1].judgments.strip() if first is not None else ""
-                target_review, target_rewrite = reviews[target]
-                first_id = reviews[first][0].id if first is not None else None
-                label = f"{paper.id}/{metric}/{first_id or 'Null'}->{target_review.id}"
-                request = build_scoring_request(
-                    tokenizer,
-                    prediction_messages(
-                        synopsis=synopsis or NOT_AVAILABLE, judgments=judgments or NOT_AVAILABLE
-                    ),
-                    target_rewrite.judgments.strip(),
-                )
-                if request.length > max_length:
-                    too_long.append(label)
+                row = _pair_row(tokenizer, paper, metric, synopsis, reviews, first, target)
+                if len(row["input_ids"]) > max_length:
+                    too_long.append(row.pop("label"))
                     continue
-                context, target_ids = list(request.context_ids), list(request.target_ids)
-                rows.append(
-                    {
-                        "paper_id": paper.id,
-                        "metric": metric,
-                        "kind": "conditional" if first is not None else "marginal",
-                        "first_review_id": first_id,
-                        "target_review_id": target_review.id,
-                        "prompt": tokenizer.decode(context),
-                        "completion": tokenizer.decode(target_ids),
-                        "input_ids": context + target_ids,
-                        "labels": [IGNORE_INDEX] * len(context) + target_ids,
-                        "n_target_tokens": len(target_ids),
-                    }
-                )
+                del row["label"]
+                rows.append(row)
         if len(rows) > before:
             used.append(paper.id)
         else:

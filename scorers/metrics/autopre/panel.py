@@ -110,16 +110,9 @@ def register_qualification_reader(reader: QualificationReader) -> None:
         _READERS.append(reader)
 
 
-def load_qualification(value: Mapping[str, Any] | str | Path) -> PanelQualification:
-    """A qualification (the table ``qualification_from_log`` returns for an ``autopre_exam``
-    log, a JSON file of it, or a file a registered reader reads, such as the exam's Inspect
-    log) as the panel reads it.
-
-    Raises:
-        MetricError: the file is missing or not a qualification; its panel is empty (no judge
-            passed all three exams: the reason is quoted); it lists a judge that did not pass
-            an exam or has no weight; it does not record the judges' generators.
-    """
+def _qualification_table(value: Mapping[str, Any] | str | Path) -> tuple[Any, str]:
+    """The qualification table ``value`` is or names (a file a registered reader reads, else a
+    JSON file), and what to call it in messages."""
     if isinstance(value, str | Path):
         path = Path(value)
         if not path.is_file():
@@ -131,13 +124,53 @@ def load_qualification(value: Mapping[str, Any] | str | Path) -> PanelQualificat
             raise MetricError(
                 f"{path}: neither a qualification JSON file nor an autopre_exam log ({exc})"
             ) from None
-        source = path.name
-    elif isinstance(value, Mapping):
-        table, source = dict(value), str(value.get("source") or "given table")
-    else:
+        return table, path.name
+    if isinstance(value, Mapping):
+        return dict(value), str(value.get("source") or "given table")
+    raise MetricError(f"qualification must be a table or a JSON file, got {type(value).__name__}")
+
+
+def _check_panel_judge(
+    judge: str,
+    row: Mapping[str, Any] | None,
+    weights: Mapping[str, Any],
+    generators: Mapping[str, Any],
+    *,
+    source: str,
+) -> None:
+    """A :class:`MetricError` unless panel ``judge`` (its exam ``row``) passed all three exams,
+    has a positive weight and a recorded generator."""
+    if row is None:
+        raise MetricError(f"{source}: panel judge {judge!r} has no exam results")
+    passed = row.get("passed") or {}
+    failed = [exam for exam in EXAMS if not passed.get(exam)]
+    if failed:
         raise MetricError(
-            f"qualification must be a table or a JSON file, got {type(value).__name__}"
+            f"{source}: panel judge {judge!r} did not pass {', '.join(failed)}: only judges "
+            "that passed all three exams are Auto-PRE's panel"
         )
+    weight = weights.get(judge)
+    if isinstance(weight, bool) or not isinstance(weight, int | float) or weight <= 0:
+        raise MetricError(f"{source}: panel judge {judge!r} has no positive weight")
+    if judge not in generators:
+        raise MetricError(
+            f"{source}: the generator that judge {judge!r} was qualified with is not "
+            "recorded (a qualification written before the panel read it): rebuild it from "
+            "the exam's log with qualification_from_log"
+        )
+
+
+def load_qualification(value: Mapping[str, Any] | str | Path) -> PanelQualification:
+    """A qualification (the table ``qualification_from_log`` returns for an ``autopre_exam``
+    log, a JSON file of it, or a file a registered reader reads, such as the exam's Inspect
+    log) as the panel reads it.
+
+    Raises:
+        MetricError: the file is missing or not a qualification; its panel is empty (no judge
+            passed all three exams: the reason is quoted); it lists a judge that did not pass
+            an exam or has no weight; it does not record the judges' generators.
+    """
+    table, source = _qualification_table(value)
     if not isinstance(table, dict) or not isinstance(table.get("judges"), dict):
         raise MetricError(f"{source}: not a qualification (no 'judges' table)")
     panel = list(table.get("panel") or [])
@@ -152,25 +185,7 @@ def load_qualification(value: Mapping[str, Any] | str | Path) -> PanelQualificat
     generators = dict(table.get("generators") or {})
     forced = {k: bool(v) for k, v in (table.get("forced") or {}).items()}
     for judge in panel:
-        row = table["judges"].get(judge)
-        if row is None:
-            raise MetricError(f"{source}: panel judge {judge!r} has no exam results")
-        passed = row.get("passed") or {}
-        failed = [exam for exam in EXAMS if not passed.get(exam)]
-        if failed:
-            raise MetricError(
-                f"{source}: panel judge {judge!r} did not pass {', '.join(failed)}: only judges "
-                "that passed all three exams are Auto-PRE's panel"
-            )
-        weight = weights.get(judge)
-        if isinstance(weight, bool) or not isinstance(weight, int | float) or weight <= 0:
-            raise MetricError(f"{source}: panel judge {judge!r} has no positive weight")
-        if judge not in generators:
-            raise MetricError(
-                f"{source}: the generator that judge {judge!r} was qualified with is not "
-                "recorded (a qualification written before the panel read it): rebuild it from "
-                "the exam's log with qualification_from_log"
-            )
+        _check_panel_judge(judge, table["judges"].get(judge), weights, generators, source=source)
     dataset = table.get("dataset")
     if dataset is not None and not (isinstance(dataset, dict) and dataset.get("sha256")):
         raise MetricError(f"{source}: its dataset {dataset!r:.80} has no content hash")
