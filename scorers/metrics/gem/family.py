@@ -180,45 +180,9 @@ class GemMetric(Metric):
             if reference.preprocessed is not None and reference.preprocessed.hit_limit:
                 hits[f"rewrite of reference {reference.id}"] = rewrite_budget(reference.text)
 
-        synopsis_text: str | None = None
-        synopsis_source = "none"
-        if self.synopsis is not None and self.synopsis_text is not None:
-            synopsis_text = self.synopsis_text
-            synopsis_source = f"fixed text {self.synopsis_text!r}"
-        elif self.synopsis is not None:
-            words = get_domain(item.domain)
-            if not item.paper.has_abstract:
-                what = words.synopsis or "synopsis"
-                problem = (item.paper.abstract_problem or "").replace("abstract", what)
-                reason = f"no {what} ({problem})"
-                raise Unscored(
-                    reason,
-                    explanation=f"unscored: {self.spec.display_name} conditions on the "
-                    f"{words.task_input}'s {what}, and this {words.task_input} has {reason}; it "
-                    "would silently be GEM",
-                    signature=self._signature(lm.identity, preprocessor, templates),
-                    details=note_limits({"synopsis_source": "none"}, hits),
-                )
-            synopsis_text = item.paper.abstract
-            synopsis_source = "abstract"
-            if self.synopsis == "assw":
-                templates += [
-                    template(item.domain, "gem/assw_system"),
-                    template(item.domain, "gem/assw_user"),
-                ]
-                assw, source, assw_cut = await self._assw(item, resources)
-                if assw_cut:
-                    hits["ASSW summary"] = ASSW_SETTINGS.max_new_tokens
-                synopsis_source = f"abstract + ASSW ({source})"
-                if assw is None:
-                    raise Unscored(
-                        "no ASSW and no paper text",
-                        explanation="GEM-S (ASSW) needs the paper's ASSW summary or its full "
-                        "text; this paper has neither",
-                        signature=self._signature(lm.identity, preprocessor, templates),
-                        details=note_limits({"synopsis_source": "none"}, hits),
-                    )
-                synopsis_text = f"{synopsis_text}\n\n{assw}".strip()
+        synopsis_text, synopsis_source = await self._synopsis(
+            item, resources, lm.identity, preprocessor, templates, hits
+        )
 
         outcome = await run_blocking(
             score_review,
@@ -260,6 +224,60 @@ class GemMetric(Metric):
             details=details,
             signature=signature,
         ).note_limits(hits)
+
+    async def _synopsis(
+        self,
+        item: Item,
+        resources: Resources,
+        evaluation_lm: str,
+        preprocessor: str | None,
+        templates: list[str],
+        hits: dict[str, int],
+    ) -> tuple[str | None, str]:
+        """The synopsis GEM-S conditions on (None for GEM) and where it came from: the fixed
+        text, the abstract, or the abstract and the ASSW summary (whose templates join
+        ``templates``, and a summary cut at its token limit joins ``hits``). An item without
+        what the synopsis needs is :class:`Unscored`."""
+        synopsis_text: str | None = None
+        synopsis_source = "none"
+        if self.synopsis is not None and self.synopsis_text is not None:
+            synopsis_text = self.synopsis_text
+            synopsis_source = f"fixed text {self.synopsis_text!r}"
+        elif self.synopsis is not None:
+            words = get_domain(item.domain)
+            if not item.paper.has_abstract:
+                what = words.synopsis or "synopsis"
+                problem = (item.paper.abstract_problem or "").replace("abstract", what)
+                reason = f"no {what} ({problem})"
+                raise Unscored(
+                    reason,
+                    explanation=f"unscored: {self.spec.display_name} conditions on the "
+                    f"{words.task_input}'s {what}, and this {words.task_input} has {reason}; it "
+                    "would silently be GEM",
+                    signature=self._signature(evaluation_lm, preprocessor, templates),
+                    details=note_limits({"synopsis_source": "none"}, hits),
+                )
+            synopsis_text = item.paper.abstract
+            synopsis_source = "abstract"
+            if self.synopsis == "assw":
+                templates += [
+                    template(item.domain, "gem/assw_system"),
+                    template(item.domain, "gem/assw_user"),
+                ]
+                assw, source, assw_cut = await self._assw(item, resources)
+                if assw_cut:
+                    hits["ASSW summary"] = ASSW_SETTINGS.max_new_tokens
+                synopsis_source = f"abstract + ASSW ({source})"
+                if assw is None:
+                    raise Unscored(
+                        "no ASSW and no paper text",
+                        explanation="GEM-S (ASSW) needs the paper's ASSW summary or its full "
+                        "text; this paper has neither",
+                        signature=self._signature(evaluation_lm, preprocessor, templates),
+                        details=note_limits({"synopsis_source": "none"}, hits),
+                    )
+                synopsis_text = f"{synopsis_text}\n\n{assw}".strip()
+        return synopsis_text, synopsis_source
 
     def _signature(
         self, evaluation_lm: str, preprocessor: str | None, templates: list[str]
