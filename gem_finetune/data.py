@@ -176,10 +176,12 @@ def _pair_row(
     reviews: list[tuple[ReviewRecord, Preprocessed]],
     first: int | None,
     target: int,
-) -> dict[str, Any]:
-    """The training row of one pair: the prediction request GEM scores (the ``first``
+    max_length: int,
+) -> tuple[str, dict[str, Any] | None]:
+    """One pair's label and training row: the prediction request GEM scores (the ``first``
     review's judgments, or none for a marginal) with the ``target`` review's judgments as the
-    completion, and its ``label`` (for the list of rows left out as too long)."""
+    completion; the row is None when its tokens exceed ``max_length`` (checked before anything
+    is decoded)."""
     judgments = reviews[first][1].judgments.strip() if first is not None else ""
     target_review, target_rewrite = reviews[target]
     first_id = reviews[first][0].id if first is not None else None
@@ -191,8 +193,10 @@ def _pair_row(
         target_rewrite.judgments.strip(),
     )
     context, target_ids = list(request.context_ids), list(request.target_ids)
-    return {
-        "label": f"{paper.id}/{metric}/{first_id or 'Null'}->{target_review.id}",
+    label = f"{paper.id}/{metric}/{first_id or 'Null'}->{target_review.id}"
+    if len(context) + len(target_ids) > max_length:
+        return label, None
+    return label, {
         "paper_id": paper.id,
         "metric": metric,
         "kind": "conditional" if first is not None else "marginal",
@@ -277,12 +281,13 @@ def build_finetune_data(
         for metric in paper_metrics:
             synopsis = paper.abstract.strip() if metric == "gem_s" else NOT_AVAILABLE
             for first, target in training_pairs(len(reviews)):
-                row = _pair_row(tokenizer, paper, metric, synopsis, reviews, first, target)
-                if len(row["input_ids"]) > max_length:
-                    too_long.append(row.pop("label"))
-                    continue
-                del row["label"]
-                rows.append(row)
+                label, row = _pair_row(
+                    tokenizer, paper, metric, synopsis, reviews, first, target, max_length
+                )
+                if row is None:
+                    too_long.append(label)
+                else:
+                    rows.append(row)
         if len(rows) > before:
             used.append(paper.id)
         else:

@@ -73,7 +73,7 @@ def test_nine_pairs_are_the_ordered_conditionals_and_the_marginals():
 
 
 @pytest.mark.slow
-def test_row_counts_and_what_is_left_out(demo_records, tokenizer):
+def test_row_counts_and_what_is_left_out(demo_records, tokenizer, monkeypatch):
     full = build_finetune_data(demo_records[:3], tokenizer)
     assert full.counts()["rows"] == 3 * 18
     assert full.counts()["gem_rows"] == full.counts()["gem_s_rows"] == 27
@@ -100,8 +100,13 @@ def test_row_counts_and_what_is_left_out(demo_records, tokenizer):
     assert data.counts()["rows"] == 9 + 18
     assert {r["metric"] for r in data.rows if r["paper_id"] == no_abstract.id} == {"gem"}
 
+    decoded: list[int] = []
+    decode = tokenizer.decode
+    monkeypatch.setattr(tokenizer, "decode", lambda ids, **kw: decoded.append(1) or decode(ids))
     capped = build_finetune_data(demo_records[:1], tokenizer, max_length=300)
     assert capped.counts()["too_long_rows"] == 18 and not capped.rows
+    assert not decoded  # a row left out as too long is never decoded
+    monkeypatch.undo()
     assert capped.skipped_papers == {demo_records[0].id: "every pair exceeds max_length"}
 
 
