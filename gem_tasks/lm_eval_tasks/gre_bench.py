@@ -26,15 +26,15 @@ import difflib
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from scorers.data.candidates import Candidate
 from scorers.data.paper_docs import item_from_document
-from scorers.data.task_data import TaskData, report_prompt
-from scorers.plan import ScoringPlan
-from scorers.registry import metric_spec, resolve_metric_names
+from scorers.data.task_data import report_prompt
+from scorers.registry import resolve_metric_names
 from scorers.resources import Resources
+from scorers.settings import ScoringSettings
 from scorers.types import Result
 
 __all__ = [
@@ -51,38 +51,27 @@ DEFAULT_SCORERS = "gem,gem_raw,gem_s,bleu,rouge_l,bertscore,bartscore_f1"
 
 
 @dataclass(frozen=True)
-class HarnessOptions:
-    """The task options (see the module doc), validated."""
+class HarnessOptions(ScoringSettings):
+    """The task options (see the module doc), validated: the scoring settings every harness
+    takes (:class:`scorers.settings.ScoringSettings`) and the task's own."""
 
+    scorers: str = DEFAULT_SCORERS
+    dataset_summaries: bool = False
     dataset: str | None = None
     references: int = 2
     seed: int = 0
     max_paper_tokens: int = 12000
     candidate: str = "model"
-    scorers: str = DEFAULT_SCORERS
-    scorer_lm: str = "embedded"
-    scorer_lm_args: dict[str, Any] | None = None
-    dataset_summaries: bool = False
-    scorer_options: dict[str, dict[str, Any]] = field(default_factory=dict)
-    cache_dir: str | None = None
-    negatives: int | None = None
 
     def __post_init__(self) -> None:
-        if self.scorer_options is None:
-            object.__setattr__(self, "scorer_options", {})
         Candidate.parse(self.candidate, allowed=("model", "human"))
-        names = resolve_metric_names(self.scorers)
-        per_metric = {metric_spec(k).name: dict(v or {}) for k, v in self.scorer_options.items()}
-        object.__setattr__(self, "scorer_options", per_metric)
-        stray = sorted(set(per_metric) - set(names))
-        if stray:
-            raise ValueError(f"scorer_options for {stray}, which are not among {names}")
+        resolve_metric_names(self.scorers)
 
     @classmethod
     def from_metadata(cls, metadata: Mapping[str, Any]) -> HarnessOptions:
         """Our options out of lm_eval's metadata (which also holds the model's arguments and
         lm_eval's own keys); a key within a typo of one of ours is a ``ValueError``."""
-        ours = set(cls.__dataclass_fields__)
+        ours = {f.name for f in fields(cls)}
         for key in metadata:
             if key not in ours:
                 close = difflib.get_close_matches(key, ours, n=1, cutoff=0.85)
@@ -92,20 +81,10 @@ class HarnessOptions:
                     )
         return cls(**{k: v for k, v in metadata.items() if k in ours})
 
-    def plan(self) -> ScoringPlan:
-        """The run's scoring plan: the core metrics asked for, each built with the options it
-        has, and the evaluation LM."""
-        return ScoringPlan.build(
-            self.scorers,
-            evaluation_lm=self.scorer_lm,
-            evaluation_lm_options=self.scorer_lm_args,
-            scorer_options=self.scorer_options,
-            task_options={"dataset_summaries": self.dataset_summaries},
-        )
-
     def metrics(self) -> dict[str, Any]:
-        """The core metrics asked for, each built with the options it has."""
-        return dict(self.plan().metrics)
+        """The core metrics asked for, each built with the options it has (settings checked
+        when the documents were loaded)."""
+        return dict(self.plan(checked=False).metrics)
 
 
 def load_docs(**metadata: Any) -> Any:
@@ -119,13 +98,11 @@ def load_docs(**metadata: Any) -> Any:
     # a bad scorer name, option, evaluation LM or server stops the run before lm_eval asks the
     # model under test for anything
     plan = options.plan()
-    plan.check()
-    data = TaskData.load(
+    data = options.load(
         DEMO_DATASET if options.dataset is None else options.dataset,
+        plan,
         domains=frozenset({"peer_review"}),
     )
-    plan.refuse_data(data)
-    data = data.with_negatives(plan.negatives(options.negatives))
     rows = []
     for record in data.records:
         text, document = data.document(
@@ -180,12 +157,7 @@ def score_reviews(resps: Sequence[Sequence[str]], docs: Sequence[Mapping[str, An
             text = doc["held_out_review"] if options.candidate == "human" else response
             items.append(item_from_document(document, candidate=text))
             where.append((i, j))
-    resources = Resources(
-        evaluation_lm=options.scorer_lm,
-        evaluation_lm_options=options.scorer_lm_args,
-        cache_dir=options.cache_dir,
-    )
-    scored = asyncio.run(_score_all(metrics, items, resources))
+    scored = asyncio.run(_score_all(metrics, items, options.resources()))
     out: list[list[str]] = [[""] * len(r) for r in resps]
     for (i, j), item, scores in zip(where, items, scored, strict=True):
         out[i][j] = json.dumps(

@@ -13,11 +13,11 @@ does not have is an error naming the ones it has.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from inspect_ai.model import get_model, model_roles
+from inspect_ai.model import get_model
 from inspect_ai.scorer import (
     Metric as InspectMetric,
 )
@@ -35,8 +35,7 @@ from inspect_ai.solver import TaskState
 
 from gem_tasks.scoring.items import item_from_state
 from gem_tasks.scoring.metrics import at_token_limit, ci90_lower, ci90_upper
-from gem_tasks.scoring.roles import model_generator, named_model, role_generators
-from scorers.data.task_data import TaskData
+from gem_tasks.scoring.roles import model_generator, role_generators
 from scorers.errors import EvaluationLMError
 from scorers.metrics.autopre.panel import register_qualification_reader
 from scorers.plan import ScoringPlan, built_metric
@@ -49,7 +48,6 @@ __all__ = [
     "METRICS",
     "SCORERS",
     "make_scorers",
-    "task_plan",
     "item_mean_metric",
     "metric_scorer",
     "parse_scorer_names",
@@ -233,38 +231,6 @@ SCORERS = register_scorers(
     "(defaults {spec.defaults}), plus scorer_lm, scorer_lm_args and cache_dir.",
 )
 """Every core metric's Inspect scorer factory, by name (registered as ``gem_tasks/<name>``)."""
-
-
-def task_plan(
-    scorers: str | Sequence[str],
-    *,
-    scorer_lm: str,
-    scorer_lm_args: Mapping[str, Any] | None,
-    scorer_options: Mapping[str, Mapping[str, Any]] | None,
-    data: TaskData | None = None,
-    **task_options: Any,
-) -> ScoringPlan:
-    """A task's scoring plan (:class:`scorers.plan.ScoringPlan`), built once and checked before
-    any sample exists: the scorers resolved and built with the task options they take (e.g.
-    ``dataset_summaries``) and their ``scorer_options``; the evaluation LM,
-    the model roles bound in this eval and the models the options name checked; and, given the
-    task's ``data``, the data refused where it cannot serve a metric
-    (:meth:`~scorers.plan.ScoringPlan.refuse_data`: another domain, no abstract for GEM-S, no
-    decision for the decision metrics, a panel qualified on another dataset)."""
-    plan = ScoringPlan.build(
-        scorers,
-        evaluation_lm=scorer_lm,
-        evaluation_lm_options=scorer_lm_args,
-        scorer_options=scorer_options,
-        task_options=task_options,
-    )
-    plan.check(bound_roles=model_roles())
-    for built in plan.metrics.values():
-        for model_name in built.models():  # an Inspect model a metric names: resolvable now
-            named_model(model_name, what=f"{built.name}'s model")
-    if data is not None:
-        plan.refuse_data(data)
-    return plan
 
 
 def make_scorers(

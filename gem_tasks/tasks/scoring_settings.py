@@ -1,12 +1,13 @@
 """The scoring settings every scored task takes, declared once.
 
 A task function decorated with :func:`scoring_parameters` declares only its own parameters and
-a keyword-only ``scoring: ScoringSettings``; the decorator gives the task the shared parameters
+a keyword-only ``scoring: TaskScoring``; the decorator gives the task the shared parameters
 (``scorers``, ``scorer_lm``, ``scorer_lm_args``, ``scorer_options``, ``dataset_summaries``,
 ``cache_dir``, ``negatives``) in its signature, so ``-T`` reaches them and the log records them,
-documents them in its docstring, and hands them to the function as one
-:class:`ScoringSettings`. The settings build the task's scoring plan
-(:func:`gem_tasks.scoring.adapter.task_plan`) and its Inspect scorers.
+documents them in its docstring, and hands them to the function as one :class:`TaskScoring`: the
+core :class:`scorers.settings.ScoringSettings` (the same settings the lm-evaluation-harness task
+takes) with what an Inspect task adds: the model roles bound in the eval, the Inspect models a
+metric's options name, and the task's Inspect scorers.
 """
 
 from __future__ import annotations
@@ -14,56 +15,58 @@ from __future__ import annotations
 import functools
 import inspect
 import textwrap
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import fields
 from pathlib import Path
 from typing import Any, TypeVar
 
+from inspect_ai.model import model_roles
 from inspect_ai.scorer import Scorer
 
-from gem_tasks.scoring.adapter import make_scorers, task_plan
-from scorers.data.task_data import TaskData
+from gem_tasks.scoring.adapter import make_scorers
+from gem_tasks.scoring.roles import named_model
+from scorers.data.records import RecordError
+from scorers.data.task_data import DomainNotTaken, TaskData
 from scorers.plan import ScoringPlan
+from scorers.settings import ScoringSettings
 
-__all__ = ["SHARED_PARAMETERS", "ScoringSettings", "scoring_parameters"]
+__all__ = ["SHARED_PARAMETERS", "TaskScoring", "scoring_parameters"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+EVERY_DOMAIN = "gem_tasks/judgments and gem_tasks/robustness take data of every domain"
+"""Where data of a domain a task does not take can be scored instead."""
 
-@dataclass(frozen=True)
-class ScoringSettings:
-    """How a task's answers are scored: the task parameters every scored task shares."""
 
-    scorers: str | list[str]
-    scorer_lm: str = "embedded"
-    scorer_lm_args: dict[str, Any] | None = None
-    scorer_options: dict[str, dict[str, Any]] | None = None
-    dataset_summaries: bool = False
-    cache_dir: str | None = None
-    negatives: int | None = None
-    task_options: tuple[str, ...] = field(default=("dataset_summaries",), repr=False)
-    """The settings that are task options routed to the metrics that take them (the task's
-    own parameters among ``dataset_summaries``)."""
+class TaskScoring(ScoringSettings):
+    """A scored Inspect task's :class:`~scorers.settings.ScoringSettings`."""
 
-    def plan(self, data: TaskData) -> ScoringPlan:
-        """The task's scoring plan over ``data``, checked before any sample exists."""
-        return task_plan(
-            self.scorers,
-            scorer_lm=self.scorer_lm,
-            scorer_lm_args=self.scorer_lm_args,
-            scorer_options=self.scorer_options,
-            data=data,
-            **{name: getattr(self, name) for name in self.task_options},
-        )
+    def plan(self, *, bound_roles: Iterable[str] | None = None) -> ScoringPlan:
+        """The task's scoring plan, checked before any sample exists: the core checks with the
+        model roles bound in this eval (default), and every Inspect model a metric's options
+        name resolvable."""
+        plan = super().plan(bound_roles=model_roles() if bound_roles is None else bound_roles)
+        for built in plan.metrics.values():
+            for model_name in built.models():
+                named_model(model_name, what=f"{built.name}'s model")
+        return plan
+
+    def load(
+        self, source: str | Path, plan: ScoringPlan, *, domains: frozenset[str] | None = None
+    ) -> TaskData:
+        """The core :meth:`~scorers.settings.ScoringSettings.load`; data of a domain the task
+        does not take is refused with where it can be scored."""
+        try:
+            return super().load(source, plan, domains=domains)
+        except DomainNotTaken as error:
+            raise RecordError(f"{error} ({EVERY_DOMAIN})") from error
 
     def prepare(
         self, source: str | Path, *, domains: frozenset[str] | None = None
     ) -> tuple[TaskData, ScoringPlan]:
-        """The task's data (:meth:`TaskData.load`) and its scoring plan over it, checked
-        before any sample exists; the data carries the negatives the plan resolved."""
-        data = TaskData.load(source, domains=domains)
-        plan = self.plan(data)
-        return data.with_negatives(plan.negatives(self.negatives)), plan
+        """The task's plan (:meth:`plan`) and its data loaded against it (:meth:`load`)."""
+        plan = self.plan()
+        return self.load(source, plan, domains=domains), plan
 
     def inspect_scorers(
         self, plan: ScoringPlan, factories: dict[str, Callable[..., Scorer]] | None = None
@@ -111,7 +114,9 @@ SHARED_PARAMETERS: dict[str, tuple[Any, str]] = {
 }
 """Each shared parameter's annotation and the line its task's docstring gives it."""
 
-_DEFAULTS = {f.name: f.default for f in fields(ScoringSettings) if f.name in SHARED_PARAMETERS}
+_DEFAULTS = {f.name: f.default for f in fields(ScoringSettings)} | {"dataset_summaries": False}
+"""A task's defaults: the core settings' (a task that has ``dataset_summaries`` defaults it to
+false)."""
 
 
 def _documented(doc: str | None, names: Sequence[str]) -> str:
@@ -170,10 +175,7 @@ def scoring_parameters(*, scorers: str, without: Sequence[str] = ()) -> Callable
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             bound = exposed.bind(*args, **kwargs)
             settings = {n: bound.arguments.pop(n, defaults[n]) for n in shared}
-            scoring = ScoringSettings(
-                **settings, task_options=tuple(n for n in ("dataset_summaries",) if n in shared)
-            )
-            return func(**bound.arguments, scoring=scoring)
+            return func(**bound.arguments, scoring=TaskScoring(**settings))
 
         wrapper.__signature__ = exposed  # type: ignore[attr-defined]
         wrapper.__doc__ = _documented(func.__doc__, shared)

@@ -20,7 +20,15 @@ from scorers.data.records import PaperRecord, RecordError, dataset_identity
 from scorers.data.sources.summaries import load_judgment_records
 from scorers.domains import template
 
-__all__ = ["TaskData", "report_prompt"]
+__all__ = ["DomainNotTaken", "TaskData", "report_prompt"]
+
+
+class DomainNotTaken(RecordError):
+    """A dataset of a domain the task does not take (:attr:`domain`: the dataset's)."""
+
+    def __init__(self, message: str, *, domain: str) -> None:
+        super().__init__(message)
+        self.domain = domain
 
 
 @dataclass(frozen=True)
@@ -41,16 +49,17 @@ class TaskData:
         domain per dataset (one of ``domains`` when given). No negatives yet.
 
         Raises:
-            RecordError: malformed input, several domains or one the task does not take.
+            RecordError: malformed input or several domains.
+            DomainNotTaken: a domain not among ``domains``.
         """
         records = load_judgment_records(source)
         found = sorted({r.domain for r in records})
         if len(found) != 1:
             raise RecordError(f"{source}: one domain per dataset, found {', '.join(found)}")
         if domains is not None and found[0] not in domains:
-            raise RecordError(
-                f"{source}: {found[0]} data; this task takes {', '.join(sorted(domains))} "
-                "(summaries and answers: gem_tasks/summeval, gem_tasks/space, gem_tasks/judgments)"
+            raise DomainNotTaken(
+                f"{source}: {found[0]} data; this task takes {', '.join(sorted(domains))}",
+                domain=found[0],
             )
         identity = dataset_identity(records, name=Path(str(source)).stem)
         return cls(source=str(source), records=records, identity=identity)

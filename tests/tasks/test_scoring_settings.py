@@ -1,5 +1,5 @@
 """The shared scoring parameters: declared once, in every scored task's signature, documented
-once in its docstring and handed to the task as one :class:`ScoringSettings`."""
+once in its docstring and handed to the task as one :class:`TaskScoring`."""
 
 from __future__ import annotations
 
@@ -7,11 +7,12 @@ import inspect
 
 import pytest
 
-from gem_tasks.tasks.scoring_settings import SHARED_PARAMETERS, ScoringSettings, scoring_parameters
+from gem_tasks.tasks.scoring_settings import SHARED_PARAMETERS, TaskScoring, scoring_parameters
+from scorers.data.records import RecordError
 
 
 @scoring_parameters(scorers="bleu", without=("dataset_summaries",))
-def _toy(dataset: str = "d", *, scoring: ScoringSettings) -> tuple[str, ScoringSettings]:
+def _toy(dataset: str = "d", *, scoring: TaskScoring) -> tuple[str, TaskScoring]:
     """A toy task.
 
     Args:
@@ -40,10 +41,10 @@ def test_the_signature_has_the_task_parameters_then_the_shared_ones():
 def test_the_settings_arrive_as_one_object():
     dataset, scoring = _toy("x", scorers="gem", scorer_lm="hf/m", negatives=2)
     assert dataset == "x"
-    assert scoring == ScoringSettings(scorers="gem", scorer_lm="hf/m", negatives=2, task_options=())
+    assert scoring == TaskScoring(scorers="gem", scorer_lm="hf/m", negatives=2)
     _, default = _toy()
     assert default.scorers == "bleu" and default.cache_dir is None
-    assert default.task_options == ()  # the task has no dataset_summaries to route
+    assert default.task_options == {}  # the task has no dataset_summaries to route
     with pytest.raises(TypeError):
         _toy(dataset_summaries=True)  # not this task's
 
@@ -72,7 +73,7 @@ def test_a_wrong_declaration_is_refused():
     with pytest.raises(TypeError, match="none of"):
 
         @scoring_parameters(scorers="bleu")
-        def _restates(scorers: str = "x", *, scoring: ScoringSettings) -> None:
+        def _restates(scorers: str = "x", *, scoring: TaskScoring) -> None:
             """Args:
             scorers: s."""
 
@@ -91,3 +92,22 @@ def test_every_scored_task_takes_the_shared_parameters():
     assert set(SHARED_PARAMETERS) - set(inspect.signature(review_quality).parameters) == {
         "dataset_summaries"
     }
+
+
+def test_a_task_that_has_dataset_summaries_routes_it_and_says_where_other_domains_go():
+    @scoring_parameters(scorers="gem")
+    def _with_summaries(*, scoring: TaskScoring) -> TaskScoring:
+        """Args:"""
+        return scoring
+
+    assert _with_summaries().task_options == {"dataset_summaries": False}
+    assert _with_summaries(dataset_summaries=True).plan().options == {
+        "gem": {"dataset_summaries": True}
+    }
+    from gem_tasks.tasks.samples import DEMO_DATASET
+
+    scoring = _toy(scorers="bleu")[1]
+    with pytest.raises(RecordError, match="takes qa .gem_tasks/judgments and gem_tasks/robustness"):
+        scoring.prepare(DEMO_DATASET, domains=frozenset({"qa"}))
+    data, plan = scoring.prepare(DEMO_DATASET, domains=frozenset({"peer_review"}))
+    assert plan.names == ["bleu"] and len(data.records) == 10

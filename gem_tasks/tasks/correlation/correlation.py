@@ -19,7 +19,7 @@ from gem_tasks.tasks.samples import (
     stored_answer,
     task_dataset,
 )
-from gem_tasks.tasks.scoring_settings import ScoringSettings, scoring_parameters
+from gem_tasks.tasks.scoring_settings import TaskScoring, scoring_parameters
 from gem_tasks.tasks.settings import checked_settings
 from scorers.data.records import RecordError
 from scorers.data.task_data import TaskData
@@ -121,7 +121,7 @@ def correlation(
     seed: int = 0,
     max_paper_tokens: int = 12000,
     *,
-    scoring: ScoringSettings,
+    scoring: TaskScoring,
 ) -> Task:
     """Spearman correlation between each scorer and human quality grades of the responses.
 

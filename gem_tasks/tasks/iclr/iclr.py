@@ -9,15 +9,13 @@ from inspect_ai import Task, task
 from inspect_ai.model import ChatMessageUser, ModelOutput
 from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 
-from gem_tasks.scoring.adapter import parse_scorer_names
 from gem_tasks.tasks import eval_card
 from gem_tasks.tasks.samples import DEMO_DATASET, paper_samples, stored_answer, task_dataset
-from gem_tasks.tasks.scoring_settings import ScoringSettings, scoring_parameters
+from gem_tasks.tasks.scoring_settings import TaskScoring, scoring_parameters
 from gem_tasks.tasks.settings import checked_settings
 from scorers.data.candidates import Candidate
 from scorers.data.paper_docs import BASELINE, VERDICT_REPLY
 from scorers.metrics.decision import RULES, verdict_question
-from scorers.registry import metric_spec
 from scorers.scales import scale_named
 
 __all__ = ["ask_verdict", "baseline_verdict", "iclr"]
@@ -55,10 +53,6 @@ def baseline_verdict(rule: str, rate: float | None, seed: int) -> Solver:
     return solve
 
 
-def _decision_metrics(scorers: str | list[str]) -> list[str]:
-    return [n for n in parse_scorer_names(scorers) if metric_spec(n).family == "decision"]
-
-
 @task
 @checked_settings
 @scoring_parameters(scorers="gem,gem_raw,gem_s")
@@ -69,7 +63,7 @@ def iclr(
     candidate: str = "model",
     max_paper_tokens: int = 12000,
     *,
-    scoring: ScoringSettings,
+    scoring: TaskScoring,
 ) -> Task:
     """GRE-bench peer review: review each paper (GEM paper App. C.3 prompt) and score the review.
 
@@ -90,16 +84,17 @@ def iclr(
     """
     scored = Candidate.parse(candidate, allowed=("model", "human", "baseline"), rules=RULES)
     rule = scored.name if scored.kind == "baseline" else None
-    deciding = _decision_metrics(scoring.scorers)
+    plan = scoring.plan()
+    deciding = [n for n, m in plan.metrics.items() if m.spec.family == "decision"]
     if rule is not None:
-        others = [n for n in parse_scorer_names(scoring.scorers) if n not in deciding]
+        others = [n for n in plan.names if n not in deciding]
         if others:
             raise ValueError(
                 f"candidate={candidate} writes no review, so only the decision metrics apply; "
                 f"{', '.join(others)} score a review's text"
             )
-    data, plan = scoring.prepare(
-        DEMO_DATASET if dataset is None else dataset, domains=frozenset({"peer_review"})
+    data = scoring.load(
+        DEMO_DATASET if dataset is None else dataset, plan, domains=frozenset({"peer_review"})
     )
     samples = paper_samples(
         data,

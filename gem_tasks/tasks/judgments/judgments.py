@@ -38,7 +38,7 @@ from gem_tasks.tasks.samples import (
     stored_answer,
     task_dataset,
 )
-from gem_tasks.tasks.scoring_settings import ScoringSettings, scoring_parameters
+from gem_tasks.tasks.scoring_settings import TaskScoring, scoring_parameters
 from gem_tasks.tasks.settings import checked_settings
 from scorers.data.candidates import Candidate, CandidateKind
 from scorers.data.records import PaperRecord, RecordError
@@ -114,7 +114,7 @@ def judgment_task(
     seed: int,
     max_input_tokens: int,
     card_folder: Path,
-    scoring: ScoringSettings,
+    scoring: TaskScoring,
     expected_domain: str | None = None,
 ) -> Task:
     """The task every domain's task is: the records of ``dataset`` (one domain), refused up
@@ -165,7 +165,7 @@ def judgments(
     seed: int = 0,
     max_input_tokens: int = 12000,
     *,
-    scoring: ScoringSettings,
+    scoring: TaskScoring,
 ) -> Task:
     """Score reports of any domain against independent human reports of the same input.
 

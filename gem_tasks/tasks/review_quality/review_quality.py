@@ -12,7 +12,7 @@ from inspect_ai.solver import generate
 
 from gem_tasks.tasks import eval_card
 from gem_tasks.tasks.samples import DEMO_DATASET, paper_samples, stored_answer, task_dataset
-from gem_tasks.tasks.scoring_settings import ScoringSettings, scoring_parameters
+from gem_tasks.tasks.scoring_settings import TaskScoring, scoring_parameters
 from gem_tasks.tasks.settings import checked_settings
 from scorers.data.candidates import Candidate
 
@@ -40,7 +40,7 @@ def review_quality(
     prompt: Literal["strict", "neutral"] = "strict",
     max_paper_tokens: int = 12000,
     *,
-    scoring: ScoringSettings,
+    scoring: TaskScoring,
 ) -> Task:
     """Structured peer review scored by the Beyond Rating metrics.
 

@@ -37,7 +37,7 @@ from gem_tasks.tasks.samples import (
     paper_samples,
     task_dataset,
 )
-from gem_tasks.tasks.scoring_settings import ScoringSettings, scoring_parameters
+from gem_tasks.tasks.scoring_settings import TaskScoring, scoring_parameters
 from gem_tasks.tasks.settings import checked_settings
 from scorers.data.task_data import TaskData
 from scorers.domains import DOMAINS
@@ -327,7 +327,7 @@ def robustness(
     level: str | None = None,
     perturb: str = "candidates",
     *,
-    scoring: ScoringSettings,
+    scoring: TaskScoring,
 ) -> Task:
     """Score every candidate (an existing system's report, else the held-out human review)
     before and after ``perturbation`` with each scorer.

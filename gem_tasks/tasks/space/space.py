@@ -11,7 +11,7 @@ from inspect_ai import Task, task
 
 from gem_tasks.tasks.judgments.judgments import judgment_task
 from gem_tasks.tasks.samples import SPACE_DEMO
-from gem_tasks.tasks.scoring_settings import ScoringSettings, scoring_parameters
+from gem_tasks.tasks.scoring_settings import TaskScoring, scoring_parameters
 from gem_tasks.tasks.settings import checked_settings
 
 __all__ = ["space"]
@@ -27,7 +27,7 @@ def space(
     seed: int = 0,
     max_input_tokens: int = 12000,
     *,
-    scoring: ScoringSettings,
+    scoring: TaskScoring,
 ) -> Task:
     """Opinion summaries of hotels, one record per hotel and aspect.
 

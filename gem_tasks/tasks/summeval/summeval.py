@@ -10,7 +10,7 @@ from inspect_ai import Task, task
 
 from gem_tasks.tasks.judgments.judgments import judgment_task
 from gem_tasks.tasks.samples import SUMMEVAL_DEMO
-from gem_tasks.tasks.scoring_settings import ScoringSettings, scoring_parameters
+from gem_tasks.tasks.scoring_settings import TaskScoring, scoring_parameters
 from gem_tasks.tasks.settings import checked_settings
 
 __all__ = ["summeval"]
@@ -26,7 +26,7 @@ def summeval(
     seed: int = 0,
     max_input_tokens: int = 12000,
     *,
-    scoring: ScoringSettings,
+    scoring: TaskScoring,
 ) -> Task:
     """Summaries of news articles, scored against the human reference summaries.
 
