@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 
 from scorers import list_metrics
+from scorers.options import describe_options
 from scorers.registry import MetricSpec
 from scorers.signature import Signature
 
@@ -71,6 +72,11 @@ def family_signature_fields(family: str) -> list[str]:
     return found
 
 
+def anchor(options: type) -> str:
+    """The heading anchor MkDocs gives an options class's section."""
+    return options.__name__.lower()
+
+
 def headline(spec: MetricSpec) -> str:
     """The metric's headline as the table names it: ``mean`` or ``corpus: `<statistic>```."""
     if spec.headline is None:
@@ -116,17 +122,40 @@ def metric_table_markdown() -> str:
         "",
         "## Options and roles",
         "",
-        "Options go in `-T scorer_options='{<metric>: {<option>: <value>}}'` (an unknown option "
-        "is an error naming it); roles are Inspect model roles "
-        "(`--model-role <role>=<model>`), which fall back to the evaluation LM.",
+        "Options go in `-T scorer_options='{<metric>: {<option>: <value>}}'`; each metric's "
+        "options are one typed dataclass (listed under [Options](#options)), and an unknown "
+        "name, a value of the wrong type or outside its choices is an error before any sample "
+        "is generated. Roles are Inspect model roles (`--model-role <role>=<model>`), which "
+        "fall back to the evaluation LM.",
         "",
-        "| metric | options (defaults) | roles |",
+        "| metric | options | roles |",
         "| --- | --- | --- |",
     ]
+    groups: dict[type, list[str]] = {}
     for spec in specs:
-        options = ", ".join(f"`{k}`: `{v!r}`" for k, v in spec.defaults.items()) or "none"
+        groups.setdefault(spec.options, []).append(spec.name)
+    for spec in specs:
+        names = ", ".join(f"`{o.name}`" for o in describe_options(spec.options))
+        options = f"{names} ([{spec.options.__name__}](#{anchor(spec.options)}))" if names else ""
         roles = ", ".join(f"`{r}`" for r in spec.roles) or "none"
-        lines.append(f"| `{spec.name}` | {cell(options)} | {roles} |")
+        lines.append(f"| `{spec.name}` | {cell(options or 'none')} | {roles} |")
+    lines += ["", "## Options", ""]
+    for options_class, metrics in groups.items():
+        documented = describe_options(options_class)
+        if not documented:
+            continue
+        lines += [
+            f"### {options_class.__name__}",
+            "",
+            "Taken by " + ", ".join(f"`{m}`" for m in metrics) + ".",
+            "",
+            "| option | type | default | what it does |",
+            "| --- | --- | --- | --- |",
+        ]
+        for o in documented:
+            kind = o.type if o.minimum is None else f"{o.type}, at least {o.minimum:g}"
+            lines.append(f"| `{o.name}` | {cell(kind)} | `{o.default!r}` | {cell(o.doc)} |")
+        lines.append("")
     lines += [
         "",
         "## Signature fields per family",

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from scorers.errors import MetricError, UnknownMetricError, Unscored, did_you_mean
+from scorers.options import MetricOptions, NoOptions
 from scorers.types import Result
 
 if TYPE_CHECKING:
@@ -79,8 +80,10 @@ EMPTY_CANDIDATE = {
 class MetricSpec:
     """A registered metric.
 
-    ``factory(**options)`` builds the metric with ``defaults`` updated by the caller's options;
-    an option not in ``defaults`` is a :class:`~scorers.errors.MetricError`. ``roles`` are the
+    ``factory(**options)`` builds the metric with its ``options`` class
+    (:class:`~scorers.options.MetricOptions`) made from the caller's options over the
+    defaults; an unknown option or a bad value is a :class:`~scorers.errors.MetricError`
+    naming the valid ones. ``roles`` are the
     model roles the metric may generate with (each falls back to the evaluation LM).
     ``version`` is the family's comparability version (see :mod:`scorers.signature`).
     """
@@ -92,7 +95,8 @@ class MetricSpec:
     needs: frozenset[str]
     version: int
     factory: Callable[..., Metric]
-    defaults: Mapping[str, Any] = field(default_factory=dict)
+    options: type[MetricOptions] = NoOptions
+    """The metric's options: a frozen dataclass of typed, documented fields."""
     roles: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
     description: str = ""
@@ -123,6 +127,11 @@ class MetricSpec:
     def __post_init__(self) -> None:
         from scorers.domains import DOMAINS
 
+        if not (isinstance(self.options, type) and issubclass(self.options, MetricOptions)):
+            raise MetricError(
+                f"metric {self.name!r}: options must be a MetricOptions dataclass, got "
+                f"{self.options!r}"
+            )
         strange = set(self.domains) - set(DOMAINS)
         if strange or not self.domains:
             raise MetricError(f"metric {self.name!r}: unknown domains {sorted(strange)}")
@@ -146,6 +155,11 @@ class MetricSpec:
             )
 
     @property
+    def defaults(self) -> dict[str, Any]:
+        """Every option's default (:meth:`MetricOptions.option_defaults`)."""
+        return self.options.option_defaults()
+
+    @property
     def headline_name(self) -> str:
         """The name the headline is reported under: ``mean`` for a per-item mean, else the
         corpus statistic's name (``balanced_accuracy``, ``auc``, ``corpus_kl``)."""
@@ -165,14 +179,10 @@ class Metric(ABC):
     """Base of every family's metric objects."""
 
     def __init__(self, spec: MetricSpec, **options: Any) -> None:
-        unknown = sorted(set(options) - set(spec.defaults))
-        if unknown:
-            raise MetricError(
-                f"metric {spec.name!r} has no option(s) {unknown}; its options are "
-                f"{sorted(spec.defaults)}"
-            )
         self.spec = spec
-        self.options: dict[str, Any] = {**spec.defaults, **options}
+        self.options: Any = spec.options.build(spec.name, options)
+        """The metric's options (its spec's :class:`~scorers.options.MetricOptions` class),
+        typed: ``self.options.max_tokens``."""
 
     @property
     def name(self) -> str:

@@ -33,8 +33,8 @@ def test_metrics_are_built_once_with_the_options_they_take():
         "bleu": {},
         "lm_examiner": {"max_tokens": 256},
     }
-    assert plan.metrics["gem"].options["dataset_summaries"] is True
-    assert plan.metrics["lm_examiner"].options["max_tokens"] == 256
+    assert plan.metrics["gem"].options.dataset_summaries is True
+    assert plan.metrics["lm_examiner"].options.max_tokens == 256
 
 
 def test_wrong_options_are_refused_when_the_plan_is_built():

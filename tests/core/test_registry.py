@@ -45,9 +45,11 @@ def test_unknown_names_and_options_are_clear_errors():
         match=r"unknown metric 'gemm' \(did you mean 'gem'\?\); `gem-tasks metrics` lists",
     ):
         get_metric("gemm")
-    with pytest.raises(MetricError, match=r"has no option\(s\) \['temperature'\]"):
+    with pytest.raises(
+        MetricError, match=r"metric 'gem' has no option 'temperature'; its options: dataset_summ"
+    ):
         get_metric("gem", temperature=0.5)
-    with pytest.raises(MetricError, match="synopsis must be"):
+    with pytest.raises(MetricError, match="option 'synopsis' must be 'abstract' or 'assw'"):
         get_metric("gem_s", synopsis="title")
     assert issubclass(UnknownMetricError, GemTasksError)
 

@@ -1,5 +1,6 @@
-"""The architecture page's worked example of a per-reference metric: the family file is under 40
-lines, registers, and scores the page's item as the page says (hand-computed)."""
+"""The architecture page's worked example of a per-reference metric: the family file (typed
+options, signature, metric, registration) is under 55 lines, registers, and scores the page's
+item as the page says (hand-computed)."""
 
 from __future__ import annotations
 
@@ -23,11 +24,11 @@ def example_blocks() -> list[str]:
 
 def test_the_per_reference_example_is_one_short_file_and_scores_as_the_page_says():
     family, usage = example_blocks()
-    assert len(family.strip().splitlines()) < 40
+    assert len(family.strip().splitlines()) < 55
     assert "PerReferenceMetric" in family
     namespace: dict = {}
     try:
-        exec(compile(family, "length/__init__.py", "exec"), namespace)
+        exec(compile(family, "length/__init__.py", "exec", dont_inherit=True), namespace)
         exec(compile(usage.replace("print(", "(lambda *a: None)("), "usage", "exec"), namespace)
         result = namespace["result"]
         # 9 words against 3 and 1: (3 + 9) / 2; the blank r3 is left out with its reason
@@ -41,13 +42,23 @@ def test_the_per_reference_example_is_one_short_file_and_scores_as_the_page_says
             "- r3 left out: empty reference text",
         ]
         assert result.signature.as_dict()["family"] == "length"
+        assert result.signature.as_dict()["unit"] == "words"
+        # 50 characters against 20 and 6; the option is typed, and a wrong name is refused
+        characters = namespace["get_metric"]("length_ratio", unit="characters")
+        by_characters = characters.score(namespace["item"], resources=None)
+        assert by_characters.value == pytest.approx((50 / 20 + 50 / 6) / 2)
+        assert by_characters.signature.id != result.signature.id
+        with pytest.raises(registry.MetricError, match="has no option 'units'"):
+            registry.get_metric("length_ratio", units="words")
+        with pytest.raises(registry.MetricError, match="'unit' must be 'words' or 'characters'"):
+            registry.get_metric("length_ratio", unit="tokens")
         metric = registry.get_metric("length_ratio")
         empty = metric.score(
             namespace["Item"](paper=namespace["Paper"](id="p"), candidate="  ",
                               references=namespace["item"].references),
             resources=None,
         )  # fmt: skip
-        assert empty.value is None and empty.reason == "empty candidate: no words to count"
+        assert empty.value is None and empty.reason == "empty candidate: nothing to count"
         assert empty.details["flags"] == ["empty_candidate"]
         only_blank = metric.score(
             namespace["Item"](paper=namespace["Paper"](id="p"), candidate="Some words here.",

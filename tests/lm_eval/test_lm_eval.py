@@ -80,7 +80,7 @@ def test_options_ignore_lm_evals_own_keys_and_catch_near_misses():
         HarnessOptions(scorers="gem", scorer_options={"bleu": {}}).plan()
     built = HarnessOptions(scorers="gem,bleu", dataset_summaries=True).metrics()
     assert list(built) == ["gem", "bleu"]
-    assert built["gem"].options["dataset_summaries"] is True
+    assert built["gem"].options.dataset_summaries is True
 
 
 def test_documents_are_the_inspect_tasks_samples():

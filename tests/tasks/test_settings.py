@@ -96,7 +96,8 @@ def test_the_iclr_tasks_settings_are_each_checked_before_any_sample(tmp_path):
             "no server answers at http://127.0.0.1:",
         ),
         ({"scorer_lm_args": {"dtyp": "float32"}}, "no option 'dtyp' (did you mean 'dtype'?)"),
-        ({"scorer_options": {"gem": {"dataset_summary": True}}}, "has no option(s)"),
+        ({"scorer_options": {"gem": {"dataset_summary": True}}},
+         "has no option 'dataset_summary' (did you mean 'dataset_summaries'?)"),
         ({"scorer_options": {"bleu": {}}}, "not among the scorers"),
         ({"candidate": "humans"}, "candidate must be"),
     ]  # fmt: skip

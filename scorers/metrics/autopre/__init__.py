@@ -25,7 +25,9 @@ from scorers.metrics.autopre.panel import (
     AUTOPRE_VERSION,
     JUDGE_ROLES,
     AutoPrePanel,
+    AutoPrePanelOptions,
     UnqualifiedPanel,
+    UnqualifiedPanelOptions,
     load_qualification,
     parse_judges,
 )
@@ -35,7 +37,9 @@ __all__ = [
     "AUTOPRE_VERSION",
     "JUDGE_ROLES",
     "AutoPrePanel",
+    "AutoPrePanelOptions",
     "UnqualifiedPanel",
+    "UnqualifiedPanelOptions",
     "load_qualification",
     "parse_judges",
 ]
@@ -51,7 +55,7 @@ register_metric_class(
     needs=frozenset({"generator", "abstract"}),
     version=AUTOPRE_VERSION,
     empty_candidate="unscored",
-    defaults={"qualification": None, "accept_other_dataset": False},
+    options=AutoPrePanelOptions,
     description="Auto-PRE's panel (the judges that passed the three exams of an autopre_exam "
     "run, weighted by (P_c + P_p + P_s) / 3) compares the review with the held-out human "
     "review, both orders (1 win, 0.5 tie, 0 loss)",
@@ -66,7 +70,7 @@ register_metric_class(
     needs=frozenset({"generator", "abstract"}),
     version=AUTOPRE_VERSION,
     empty_candidate="unscored",
-    defaults={"judges": "judge", "weights": None, "local_answers": "generate"},
+    options=UnqualifiedPanelOptions,
     roles=JUDGE_ROLES,
     description="judges chosen by hand (model roles), weighted as given or uniformly, compare "
     "the review with the held-out human review, both orders: Auto-PRE's vote without its "

@@ -28,7 +28,7 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from scorers.errors import MetricError, Unscored
 from scorers.lm.base import RETRY_TEMPERATURE
@@ -43,6 +43,7 @@ from scorers.metrics.autopre.judging import (
     parse_judge_entries,
     template_of,
 )
+from scorers.options import MetricOptions, option
 from scorers.registry import Metric, MetricSpec
 from scorers.resources import Resources
 from scorers.signature import Signature, prompt_hashes
@@ -351,12 +352,41 @@ class _Panel(Metric):
         )
 
 
+@dataclass(frozen=True)
+class AutoPrePanelOptions(MetricOptions):
+    qualification: str | Path | Mapping[str, Any] | None = option(
+        None,
+        "the autopre_exam run that qualified the panel: its Inspect log, or the JSON file of "
+        "`gem-tasks autopre-qualification <log>` (required)",
+    )
+    accept_other_dataset: bool = option(
+        False, "judge another dataset than the one the exams were drawn from (recorded)"
+    )
+
+
+@dataclass(frozen=True)
+class UnqualifiedPanelOptions(MetricOptions):
+    judges: str | tuple[str, ...] = option(
+        "judge", "the judges, `role[@variant]` each (comma-separated or a list)"
+    )
+    weights: Mapping[str, float] | None = option(
+        None, "each judge's weight by name; uniform when not given"
+    )
+    local_answers: Literal["generate", "forced"] = option(
+        "generate",
+        "how a judge served by the evaluation LM answers: `generate` its reply, `forced` the "
+        "likelier of the allowed answers",
+    )
+
+
 class AutoPrePanel(_Panel):
     """Auto-PRE's panel: the qualified judges with their exam weights (see the module doc)."""
 
+    options: AutoPrePanelOptions
+
     def __init__(self, spec: MetricSpec, **options: Any) -> None:
         super().__init__(spec, **options)
-        given = self.options["qualification"]
+        given = self.options.qualification
         if given is None:
             raise MetricError(
                 "autopre_panel needs a qualification: run the exams (inspect eval "
@@ -367,7 +397,7 @@ class AutoPrePanel(_Panel):
             )
         self.qualification = load_qualification(given)
         self.checked = dataset_check(
-            self.qualification, None, accept_other_dataset=self.options["accept_other_dataset"]
+            self.qualification, None, accept_other_dataset=self.options.accept_other_dataset
         )
         self.entries = parse_judge_entries(list(self.qualification.panel))
 
@@ -377,7 +407,7 @@ class AutoPrePanel(_Panel):
         self.checked = dataset_check(
             self.qualification,
             identity,
-            accept_other_dataset=bool(self.options["accept_other_dataset"]),
+            accept_other_dataset=self.options.accept_other_dataset,
         )
 
     def models(self) -> tuple[str, ...]:
@@ -413,15 +443,15 @@ class AutoPrePanel(_Panel):
 class UnqualifiedPanel(_Panel):
     """Judges chosen by hand: not Auto-PRE (see the module doc)."""
 
+    options: UnqualifiedPanelOptions
+
     def __init__(self, spec: MetricSpec, **options: Any) -> None:
         super().__init__(spec, **options)
-        if self.options["local_answers"] not in ("generate", "forced"):
-            raise MetricError(f"{spec.name}: local_answers must be 'generate' or 'forced'")
-        self.entries = parse_judges(self.options["judges"])
+        self.entries = parse_judges(self.options.judges)
 
     def _judges(self, resources: Resources) -> tuple[list[Judge], dict[str, float], str, str]:
         names = [name for name, _, _ in self.entries]
-        given = self.options["weights"]
+        given = self.options.weights
         if given:
             missing = sorted(set(names) - set(given))
             if missing:
@@ -430,7 +460,7 @@ class UnqualifiedPanel(_Panel):
             weighting = "weights given (not from a qualification)"
         else:
             weights, weighting = {n: 1.0 for n in names}, "uniform"
-        forced = self.options["local_answers"] == "forced"
+        forced = self.options.local_answers == "forced"
         judges = []
         for name, role, variant in self.entries:
             generator = resources.generator(role)

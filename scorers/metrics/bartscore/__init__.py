@@ -8,11 +8,12 @@ from scorers.metrics.bartscore.family import (
     BARTSCORE_VERSION,
     SOURCE,
     BartScore,
+    BartScoreOptions,
     BartScoreSignature,
 )
 from scorers.registry import register_metric_class
 
-__all__ = ["BARTSCORE_VERSION", "BartScore", "BartScoreSignature"]
+__all__ = ["BARTSCORE_VERSION", "BartScore", "BartScoreOptions", "BartScoreSignature"]
 
 
 def _register(direction: str, display: str, description: str) -> None:
@@ -26,7 +27,7 @@ def _register(direction: str, display: str, description: str) -> None:
         higher_is_better=True,
         needs=frozenset({"logprobs", "references"}),
         version=BARTSCORE_VERSION,
-        defaults={"normalisation": "sum"},
+        options=BartScoreOptions,
         empty_candidate="unscored",
         description=description,
         source=SOURCE,

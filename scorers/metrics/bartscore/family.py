@@ -24,11 +24,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from scorers.domains import template
-from scorers.errors import MetricError
 from scorers.lm.threads import run_blocking
+from scorers.options import MetricOptions, option
 from scorers.per_reference import PerReferenceMetric
 from scorers.pmi import NOT_AVAILABLE, TooLongError, prediction_request
 from scorers.registry import MetricSpec
@@ -46,6 +46,15 @@ SOURCE = "GEM paper, §4 Baselines and App. D.3 (the authors' notebook)"
 
 
 @dataclass(frozen=True)
+class BartScoreOptions(MetricOptions):
+    normalisation: Literal["sum", "mean"] = option(
+        "sum",
+        "`sum`: summed nats of the target (the GEM authors' notebook); `mean`: nats per "
+        "target token (the original BARTScore)",
+    )
+
+
+@dataclass(frozen=True)
 class BartScoreSignature(Signature):
     evaluation_lm: str = ""
     direction: str = ""
@@ -58,14 +67,11 @@ class BartScoreSignature(Signature):
 class BartScore(PerReferenceMetric):
     """One direction of BARTScore through the evaluation LM."""
 
+    options: BartScoreOptions
+
     def __init__(self, spec: MetricSpec, *, direction: str, **options: Any) -> None:
         super().__init__(spec, **options)
         self.direction = direction
-        if self.options["normalisation"] not in _NORMALISATIONS:
-            raise MetricError(
-                f"metric {spec.name!r}: normalisation must be one of {list(_NORMALISATIONS)}, "
-                f"got {self.options['normalisation']!r}"
-            )
 
     @property
     def value_key(self) -> str:  # type: ignore[override]
@@ -79,7 +85,7 @@ class BartScore(PerReferenceMetric):
             version=BARTSCORE_VERSION,
             evaluation_lm=lm.identity,
             direction=self.direction,
-            normalisation=_NORMALISATIONS[self.options["normalisation"]],
+            normalisation=_NORMALISATIONS[self.options.normalisation],
             prompts=prompt_hashes([template(item.domain, name) for name in _TEMPLATES]),
         )
 
@@ -123,7 +129,7 @@ class BartScore(PerReferenceMetric):
             return []
         requests = [r for _, recall, precision in pairs for r in (recall, precision)]
         results = await run_blocking(lm.target_logprobs, requests)
-        per_token = self.options["normalisation"] == "mean"
+        per_token = self.options.normalisation == "mean"
         terms = []
         for index, (reference_id, _, _) in enumerate(pairs):
             recall, precision = results[2 * index], results[2 * index + 1]
@@ -144,7 +150,7 @@ class BartScore(PerReferenceMetric):
         return terms
 
     def headline(self, value: float, terms: Sequence[dict[str, Any]]) -> str:
-        unit = "nats per token" if self.options["normalisation"] == "mean" else "summed nats"
+        unit = "nats per token" if self.options.normalisation == "mean" else "summed nats"
         return (
             f"mean BARTScore-{self.direction} over {len(terms)} reference(s): {value:.3f} ({unit})"
         )

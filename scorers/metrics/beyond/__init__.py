@@ -20,24 +20,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from scorers.lm.embedding import DEFAULT_EMBEDDER
 from scorers.metrics.beyond.alignment import AlignmentMetric
-from scorers.metrics.beyond.common import BEYOND_VERSION, JUDGE_ROLE, PREPROCESSOR_ROLE
+from scorers.metrics.beyond.common import (
+    BEYOND_VERSION,
+    JUDGE_ROLE,
+    PREPROCESSOR_ROLE,
+    ChunkOptions,
+)
 from scorers.metrics.beyond.coverage import CoverageMetric
-from scorers.metrics.beyond.focus import CORPUS_KL, DEFAULT_ALPHA, FocusMetric
-from scorers.metrics.beyond.questions import QuestionMetric
-from scorers.metrics.beyond.rating import RatingErrorMetric
+from scorers.metrics.beyond.focus import CORPUS_KL, FocusMetric, FocusOptions
+from scorers.metrics.beyond.questions import QuestionMetric, QuestionOptions
+from scorers.metrics.beyond.rating import RatingErrorMetric, RatingErrorOptions
 from scorers.registry import register_metric_class
 
 __all__ = ["BEYOND_VERSION"]
 
 _SOURCE = "Beyond Rating (arXiv 2604.19502)"
-_CHUNKS = {"embedder": DEFAULT_EMBEDDER, "chunk_tokens": 512, "overlap": 128, "k": 5}
 
 
 def _register(metric_class: Any, name: str, display: str, **fields: Any) -> None:
     fields.setdefault("higher_is_better", True)
-    fields.setdefault("defaults", {})
     register_metric_class(
         metric_class,
         name=name,
@@ -54,7 +56,7 @@ _register(
     "br_summary_coverage",
     "Summary coverage",
     needs=frozenset({"embedder", "generator", "paper_content"}),
-    defaults=dict(_CHUNKS),
+    options=ChunkOptions,
     roles=(PREPROCESSOR_ROLE,),
     description="sum of the top-5 cosines between the review's summary and the paper's chunks",
     source=f"{_SOURCE}, §4.2 (Eq. 1 reconstructed)",
@@ -82,7 +84,7 @@ for _field in ("strengths", "weaknesses", "questions"):
         fixed={"field": _field},
         higher_is_better=False,
         needs=frozenset({"generator", "references"}),
-        defaults={"alpha": DEFAULT_ALPHA},
+        options=FocusOptions,
         roles=(PREPROCESSOR_ROLE,),
         headline=CORPUS_KL,
         description=f"KL(human || model) over the 8 focus categories of the {_field} points "
@@ -94,7 +96,7 @@ _register(
     "br_question_score",
     "Question score",
     needs=frozenset({"generator", "embedder", "paper_content"}),
-    defaults={**_CHUNKS, "other": "zero"},
+    options=QuestionOptions,
     roles=(PREPROCESSOR_ROLE, JUDGE_ROLE),
     description="share of the review's questions that are grounded (Explain) or ask for what "
     "the paper lacks (Supplement)",
@@ -106,7 +108,7 @@ _register(
     "Rating MAE",
     higher_is_better=False,
     needs=frozenset({"references", "rating_scale"}),
-    defaults={"against": "mean"},
+    options=RatingErrorOptions,
     description="absolute error of the review's rating against the mean expert rating",
     source=f"{_SOURCE}, §5 (Table 3 baseline)",
 )

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from scorers.lm.asking import Asked, ReplyError, ask_many
+from scorers.lm.embedding import DEFAULT_EMBEDDER
+from scorers.options import MetricOptions, option
 from scorers.signature import Signature
 
 __all__ = [
@@ -34,6 +36,16 @@ PREPROCESSOR_ROLE = "preprocessor"
 """Inspect model role of structuring reviews and extracting points (falls back likewise)."""
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ChunkOptions(MetricOptions):
+    """How a paper is cut into chunks and matched (summary coverage, the question score)."""
+
+    embedder: str = option(DEFAULT_EMBEDDER, "the sentence-embedding model of the chunks")
+    chunk_tokens: int = option(512, "a chunk's length, in the embedder's tokens", minimum=1)
+    overlap: int = option(128, "tokens two neighbouring chunks share", minimum=0)
+    k: int = option(5, "the most similar chunks kept", minimum=1)
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ import numpy as np
 from scorers.errors import Unscored
 from scorers.lm.embedding import Embedder
 from scorers.lm.threads import run_blocking
+from scorers.metrics.beyond.common import ChunkOptions
 from scorers.metrics.beyond.family import BeyondMetric
 from scorers.resources import Resources
 from scorers.types import Item
@@ -91,6 +92,8 @@ def paper_chunks(
 
 
 class CoverageMetric(BeyondMetric):
+    options: ChunkOptions
+
     uses_embedder = True  # (a free-form review is sorted into sections first: details say so)
     choices = {
         "coverage": "sum of the top-k chunk cosines (Eq. 1, reconstructed); k x mean when the "
@@ -110,11 +113,11 @@ class CoverageMetric(BeyondMetric):
             raise Unscored("the review has no summary section")
         if not summary.strip():
             raise Unscored("the review's summary is empty")
-        embedder = resources.embedder(self.options["embedder"])
+        embedder = resources.embedder(self.options.embedder)
         if not isinstance(embedder, ChunkingEmbedder):
             raise Unscored(f"embedder {embedder.identity} cannot cut text into tokens")
-        size = min(int(self.options["chunk_tokens"]), embedder.max_tokens)
-        overlap = int(self.options["overlap"])
+        size = min(self.options.chunk_tokens, embedder.max_tokens)
+        overlap = self.options.overlap
         chunks, source = paper_chunks(item, embedder, size=size, overlap=overlap)
         summary_tokens = len(embedder.tokenize(summary))
         if summary_tokens > embedder.max_tokens:
@@ -128,7 +131,7 @@ class CoverageMetric(BeyondMetric):
 
         chunk_vectors, summary_vector = await run_blocking(embed)
         similarities = chunk_vectors @ summary_vector[0]
-        value, fewer = coverage(similarities, int(self.options["k"]))
+        value, fewer = coverage(similarities, self.options.k)
         if fewer:
             details.setdefault("flags", []).append("fewer_chunks_than_k")
         details.update(

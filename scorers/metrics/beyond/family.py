@@ -62,14 +62,18 @@ class BeyondMetric(Metric):
             version=BEYOND_VERSION,
             preprocessor=preprocessor,
             judge=resources.generator(JUDGE_ROLE).identity if self.uses_judge else "",
-            embedder=self.options.get("embedder", "") if self.uses_embedder else "",
+            embedder=getattr(self.options, "embedder", "") if self.uses_embedder else "",
             choices={**self.choices, **self.option_choices()},
             prompts=prompt_hashes(templates),
         )
 
     def option_choices(self) -> dict[str, str]:
         fixed = {"field": self.field, "quantity": self.quantity}
-        return {k: str(v) for k, v in sorted({**self.options, **fixed}.items()) if v is not None}
+        return {
+            k: str(v)
+            for k, v in sorted({**self.options.as_dict(), **fixed}.items())
+            if v is not None
+        }
 
     async def compute(self, item: Item, resources: Resources) -> Result:
         signature = self.signature(resources)

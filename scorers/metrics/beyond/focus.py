@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -26,6 +27,7 @@ import numpy as np
 from scorers.corpus import CorpusStatistic
 from scorers.metrics.beyond.family import BeyondMetric
 from scorers.metrics.beyond.structure import CATEGORIES
+from scorers.options import MetricOptions, option
 from scorers.resources import Resources
 from scorers.types import Item
 
@@ -117,7 +119,16 @@ def corpus_kl(rows: list[dict[str, Any]]) -> float:
     return CORPUS_KL.value(rows)
 
 
+@dataclass(frozen=True)
+class FocusOptions(MetricOptions):
+    alpha: float = option(
+        DEFAULT_ALPHA, "the additive smoothing of each category's count", minimum=0
+    )
+
+
 class FocusMetric(BeyondMetric):
+    options: FocusOptions
+
     """KL(P_H ‖ P_AI) over the 8 categories for one field (fixed option ``field``)."""
 
     uses_points = True
@@ -134,7 +145,7 @@ class FocusMetric(BeyondMetric):
         candidate, experts = await self.field_points(item, resources, details)
         human = Counter(p.category for points in experts.values() for p in points.points)
         model = Counter(p.category for p in candidate.points)
-        alpha = float(self.options["alpha"])
+        alpha = self.options.alpha
         details["category_counts"] = {"human": dict(human), "model": dict(model)}
         details["alpha"] = alpha
         value = kl_divergence(smoothed(human, alpha), smoothed(model, alpha))

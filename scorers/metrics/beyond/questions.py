@@ -20,7 +20,8 @@ point, is unscored; an unreadable verdict (after a retry) leaves the review unsc
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import numpy as np
 
@@ -29,9 +30,10 @@ from scorers.errors import Unscored
 from scorers.lm.answers import YES_NO_SETTINGS, parse_yes_no
 from scorers.lm.base import ChatMessage
 from scorers.lm.threads import run_blocking
-from scorers.metrics.beyond.common import JUDGE_ROLE, ask_many
+from scorers.metrics.beyond.common import JUDGE_ROLE, ChunkOptions, ask_many
 from scorers.metrics.beyond.coverage import ChunkingEmbedder, paper_chunks
 from scorers.metrics.beyond.family import BeyondMetric
+from scorers.options import option
 from scorers.resources import Resources
 from scorers.types import Item
 
@@ -68,7 +70,18 @@ def question_score(verdicts: Sequence[tuple[str, bool | None]], *, other: str = 
     return hits / n
 
 
+@dataclass(frozen=True)
+class QuestionOptions(ChunkOptions):
+    other: Literal["zero", "exclude"] = option(
+        "zero",
+        "a question judged neither Explain nor Supplement: `zero` counts it as 0, `exclude` "
+        "leaves it out of the share",
+    )
+
+
 class QuestionMetric(BeyondMetric):
+    options: QuestionOptions
+
     prompts = ("beyond/question_system", "beyond/question_user")
     uses_points = True
     uses_judge = True
@@ -93,20 +106,18 @@ class QuestionMetric(BeyondMetric):
         judged = [p for p in points if p.qtype != "Other"]
         verdicts: dict[int, bool] = {}
         if judged:
-            embedder = resources.embedder(self.options["embedder"])
+            embedder = resources.embedder(self.options.embedder)
             if not isinstance(embedder, ChunkingEmbedder):
                 raise Unscored(f"embedder {embedder.identity} cannot cut text into tokens")
-            size = min(int(self.options["chunk_tokens"]), embedder.max_tokens)
-            chunks, source = paper_chunks(
-                item, embedder, size=size, overlap=int(self.options["overlap"])
-            )
+            size = min(self.options.chunk_tokens, embedder.max_tokens)
+            chunks, source = paper_chunks(item, embedder, size=size, overlap=self.options.overlap)
             details["paper_source"] = source
 
             def retrieve() -> list[list[int]]:
                 chunk_vectors = embedder.encode(chunks, max_tokens=size)
                 question_vectors = embedder.encode([p.text for p in judged])
                 similarity = question_vectors @ chunk_vectors.T
-                k = int(self.options["k"])
+                k = self.options.k
                 return [list(np.argsort(-row, kind="stable")[:k]) for row in similarity]
 
             top = await run_blocking(retrieve)
@@ -131,7 +142,7 @@ class QuestionMetric(BeyondMetric):
             {**p.as_dict(), "content_present": verdicts.get(id(p))} for p in points
         ]
         try:
-            value = question_score(rows, other=self.options["other"])
+            value = question_score(rows, other=self.options.other)
         except ValueError as exc:
             raise Unscored(str(exc)) from None
         counts = {t: sum(1 for q, _ in rows if q == t) for t in ("Explain", "Supplement", "Other")}

@@ -14,10 +14,12 @@ paper whose references carry no rating is unscored. Lower is better. No model ca
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from scorers.errors import Unscored
 from scorers.metrics.beyond.family import BeyondMetric
+from scorers.options import MetricOptions, option
 from scorers.resources import Resources
 from scorers.scales import scale_named
 from scorers.text.structured import parse_review
@@ -36,7 +38,18 @@ def rating_error(rating: float, expert_ratings: list[float], *, against: str = "
     raise ValueError(f"against must be 'mean' or 'each', got {against!r}")
 
 
+@dataclass(frozen=True)
+class RatingErrorOptions(MetricOptions):
+    against: Literal["mean", "each"] = option(
+        "mean",
+        "`mean`: the error against the experts' mean rating; `each`: the mean error against "
+        "each expert",
+    )
+
+
 class RatingErrorMetric(BeyondMetric):
+    options: RatingErrorOptions
+
     choices = {
         "mae": "|rating - mean expert rating| per paper, averaged over papers",
         "human_baseline": "the held-out human review's stored rating when it is the candidate",
@@ -63,6 +76,6 @@ class RatingErrorMetric(BeyondMetric):
         experts = {r.id: r.rating for r in item.references if r.rating is not None}
         if not experts:
             raise Unscored("no reference review has a rating")
-        value = rating_error(rating, list(experts.values()), against=self.options["against"])
+        value = rating_error(rating, list(experts.values()), against=self.options.against)
         details.update({"rating": rating, "rating_source": source, "expert_ratings": experts})
         return value, f"rating {rating:g} vs experts {sorted(experts.values())}: error {value:.3f}"

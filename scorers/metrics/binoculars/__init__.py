@@ -3,14 +3,10 @@
 
 from __future__ import annotations
 
-from scorers.metrics.binoculars.detector import (
-    ACCURACY_THRESHOLD,
-    DEFAULT_OBSERVER,
-    DEFAULT_PERFORMER,
-)
 from scorers.metrics.binoculars.family import (
     BINOCULARS_VERSION,
     BinocularsMetric,
+    BinocularsOptions,
     BinocularsSignature,
     ai_rate,
     review_fields,
@@ -20,6 +16,7 @@ from scorers.registry import register_metric_class
 __all__ = [
     "BINOCULARS_VERSION",
     "BinocularsMetric",
+    "BinocularsOptions",
     "BinocularsSignature",
     "ai_rate",
     "review_fields",
@@ -34,15 +31,7 @@ register_metric_class(
     higher_is_better=True,
     needs=frozenset(),
     version=BINOCULARS_VERSION,
-    defaults={
-        "observer": DEFAULT_OBSERVER,
-        "performer": DEFAULT_PERFORMER,
-        "threshold": ACCURACY_THRESHOLD,
-        "ppl_model": "performer",
-        "max_tokens": 512,
-        "dtype": "auto",
-        "device": "auto",
-    },
+    options=BinocularsOptions,
     corpus={"ai_rate": ai_rate},
     empty_candidate="unscored",
     description="mean Binoculars score of the review's text fields (higher: more human-like)",

@@ -40,16 +40,19 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from scorers.errors import MetricError, Unscored
+from scorers.lm.loading import DTYPES
 from scorers.lm.threads import run_blocking
 from scorers.metrics.binoculars.detector import (
     ACCURACY_THRESHOLD,
-    PPL_MODELS,
+    DEFAULT_OBSERVER,
+    DEFAULT_PERFORMER,
     is_calibrated,
     load_binoculars,
 )
+from scorers.options import MetricOptions, option
 from scorers.registry import Metric, MetricSpec
 from scorers.resources import Resources
 from scorers.signature import Signature
@@ -114,27 +117,42 @@ def ai_rate(rows: list[dict[str, Any]]) -> float:
     return sum(flags) / len(flags) if flags else math.nan
 
 
+@dataclass(frozen=True)
+class BinocularsOptions(MetricOptions):
+    observer: str = option(DEFAULT_OBSERVER, "the observer model (a Hub id, a folder, embedded)")
+    performer: str = option(DEFAULT_PERFORMER, "the performer model (the same forms)")
+    threshold: float = option(
+        ACCURACY_THRESHOLD,
+        "a review scoring below it is flagged AI-generated (the default is the Binoculars "
+        "authors' accuracy threshold for their falcon-7b pair)",
+    )
+    ppl_model: Literal["performer", "observer"] = option(
+        "performer", "whose log-perplexity is the score's numerator"
+    )
+    max_tokens: int = option(512, "tokens of each text field scored", minimum=2)
+    dtype: str = option("auto", f"the models' dtype: auto or one of {', '.join(DTYPES)}")
+    device: str = option("auto", "where the models run: auto, cpu, cuda, cuda:N")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not math.isfinite(self.threshold):
+            raise MetricError(f"option 'threshold' must be finite, got {self.threshold}")
+        for name in ("observer", "performer"):
+            if not getattr(self, name).strip():
+                raise MetricError(f"option {name!r} must be a model spec, got an empty string")
+        if self.dtype != "auto" and self.dtype not in DTYPES:
+            raise MetricError(
+                f"option 'dtype' must be 'auto' or one of {DTYPES}, got {self.dtype!r}"
+            )
+
+
 class BinocularsMetric(Metric):
+    options: BinocularsOptions
+
     def __init__(self, spec: MetricSpec, **options: Any) -> None:
         super().__init__(spec, **options)
         o = self.options
-        if o["ppl_model"] not in PPL_MODELS:
-            raise MetricError(f"ppl_model must be one of {PPL_MODELS}, got {o['ppl_model']!r}")
-        if isinstance(o["max_tokens"], bool) or not isinstance(o["max_tokens"], int):
-            raise MetricError(f"max_tokens must be an integer, got {o['max_tokens']!r}")
-        if o["max_tokens"] < 2:
-            raise MetricError(f"max_tokens must be at least 2, got {o['max_tokens']}")
-        try:
-            threshold = float(o["threshold"])
-        except (TypeError, ValueError):
-            raise MetricError(f"threshold must be a number, got {o['threshold']!r}") from None
-        if not math.isfinite(threshold):
-            raise MetricError(f"threshold must be finite, got {threshold}")
-        o["threshold"] = threshold
-        for name in ("observer", "performer"):
-            if not isinstance(o[name], str) or not o[name].strip():
-                raise MetricError(f"{name} must be a model spec, got {o[name]!r}")
-        self.calibrated = is_calibrated(o["observer"], o["performer"], threshold, o["ppl_model"])
+        self.calibrated = is_calibrated(o.observer, o.performer, o.threshold, o.ppl_model)
 
     def check_settings(self) -> None:
         """The observer and performer models can be found (the embedded model, a local folder,
@@ -143,7 +161,7 @@ class BinocularsMetric(Metric):
         from scorers.lm.locate import locate_model
 
         for role in ("observer", "performer"):
-            name = self.options[role].strip().removeprefix("hf/")
+            name = getattr(self.options, role).strip().removeprefix("hf/")
             if name in EMBEDDED_SPECS:
                 try:
                     embedded_gguf_path()
@@ -156,22 +174,22 @@ class BinocularsMetric(Metric):
         o = self.options
         pair = await run_blocking(
             load_binoculars,
-            o["observer"],
-            o["performer"],
-            dtype=o["dtype"],
-            device=o["device"],
-            max_tokens=o["max_tokens"],
-            ppl_model=o["ppl_model"],
+            o.observer,
+            o.performer,
+            dtype=o.dtype,
+            device=o.device,
+            max_tokens=o.max_tokens,
+            ppl_model=o.ppl_model,
         )
-        threshold: float = o["threshold"]
+        threshold = o.threshold
         signature = BinocularsSignature(
             metric=self.name,
             family="binoculars",
             version=BINOCULARS_VERSION,
             observer=pair.observer_identity,
             performer=pair.performer_identity,
-            ppl_model=o["ppl_model"],
-            max_tokens=o["max_tokens"],
+            ppl_model=o.ppl_model,
+            max_tokens=o.max_tokens,
             threshold=threshold,
             threshold_calibrated=self.calibrated,
         )

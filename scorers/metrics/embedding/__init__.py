@@ -4,17 +4,24 @@
 from __future__ import annotations
 
 from scorers.domains import DOMAINS
-from scorers.lm.embedding import DEFAULT_EMBEDDER
 from scorers.metrics.embedding.family import (
     EMBEDDING_VERSION,
     BertScore,
+    BertScoreOptions,
     BertScoreSignature,
     bertscore,
     sentences,
 )
 from scorers.registry import register_metric_class
 
-__all__ = ["EMBEDDING_VERSION", "BertScore", "BertScoreSignature", "bertscore", "sentences"]
+__all__ = [
+    "EMBEDDING_VERSION",
+    "BertScore",
+    "BertScoreOptions",
+    "BertScoreSignature",
+    "bertscore",
+    "sentences",
+]
 
 
 register_metric_class(
@@ -26,7 +33,7 @@ register_metric_class(
     higher_is_better=True,
     needs=frozenset({"embedder", "references"}),
     version=EMBEDDING_VERSION,
-    defaults={"model": DEFAULT_EMBEDDER},
+    options=BertScoreOptions,
     empty_candidate="unscored",
     description="sentence-level BERTScore F1 of the review against each reference",
     source="GEM paper, §4 Baselines and App. D.3 (the authors' notebook)",

@@ -21,6 +21,7 @@ import numpy as np
 
 from scorers.lm.embedding import DEFAULT_EMBEDDER
 from scorers.lm.threads import run_blocking
+from scorers.options import MetricOptions, option
 from scorers.per_reference import PerReferenceMetric
 from scorers.resources import Resources
 from scorers.signature import Signature
@@ -45,6 +46,14 @@ def bertscore(candidate: np.ndarray, reference: np.ndarray) -> tuple[float, floa
 
 
 @dataclass(frozen=True)
+class BertScoreOptions(MetricOptions):
+    model: str = option(
+        DEFAULT_EMBEDDER,
+        "the sentence-embedding model: the packaged all-MiniLM-L6-v2, a local folder or a Hub id",
+    )
+
+
+@dataclass(frozen=True)
 class BertScoreSignature(Signature):
     embedder: str = ""
     splitter: str = r"re.split(r'(?<=[.!?])\s+'), newlines as spaces"
@@ -52,17 +61,18 @@ class BertScoreSignature(Signature):
 
 class BertScore(PerReferenceMetric):
     value_key = "f1"
+    options: BertScoreOptions
 
     def check_settings(self) -> None:
         """The embedding model can be found (the packaged default, a local folder, or a Hub id
         that the local cache or the Hub has)."""
         from scorers.lm.locate import locate_model
 
-        if self.options["model"] != DEFAULT_EMBEDDER:
-            locate_model(str(self.options["model"]), what=f"{self.name}'s embedding model")
+        if self.options.model != DEFAULT_EMBEDDER:
+            locate_model(self.options.model, what=f"{self.name}'s embedding model")
 
     async def signature(self, item: Item, resources: Resources) -> BertScoreSignature:
-        embedder = await run_blocking(resources.embedder, self.options["model"])
+        embedder = await run_blocking(resources.embedder, self.options.model)
         return BertScoreSignature(
             metric=self.name,
             family="embedding",
@@ -80,7 +90,7 @@ class BertScore(PerReferenceMetric):
         resources: Resources,
         skipped: dict[str, str],
     ) -> list[dict[str, Any]]:
-        embedder = await run_blocking(resources.embedder, self.options["model"])
+        embedder = await run_blocking(resources.embedder, self.options.model)
 
         def compute() -> list[dict[str, Any]]:
             source = embedder.encode(sentences(item.candidate), prompt_name="s2s_query")

@@ -22,8 +22,8 @@ from scorers.metrics.fmi.family import (
     SCORING_RULES_VERSION,
     ScoringRuleMetric,
     ScoringRuleSignature,
+    cell_options,
 )
-from scorers.oracle import ORACLE_SETTINGS
 from scorers.registry import register_metric_class
 
 __all__ = [
@@ -65,23 +65,6 @@ _AGGREGATION = {("kl", "direct", "statement"): "sum"}
 """Statement cells whose statements are summed (GPPM-J); the others average (App. C)."""
 
 
-def _defaults(f: str, estimator: str, representation: str, aggregation: str) -> dict:
-    binary = representation != "token" and estimator == "fvar" and f == "tv"
-    defaults: dict = {"divergence": f}
-    if representation in ("token", "statement"):
-        defaults["dataset_summaries"] = False
-    if representation == "statement":
-        defaults["statements"] = "judgments"
-        if not binary:
-            defaults["aggregation"] = aggregation
-    if representation != "token" and not binary:
-        defaults["synopsis"] = "none"
-        defaults["max_tokens"] = ORACLE_SETTINGS.max_new_tokens
-    if f == "tv" and estimator == "direct":
-        defaults["tv_direct_form"] = "joint"
-    return defaults
-
-
 def _register(
     name: str, f: str, estimator: str, representation: str, *, aggregation: str = "mean",
     display: str | None = None, aliases: tuple[str, ...] = (), description: str = "",
@@ -106,7 +89,7 @@ def _register(
         needs=frozenset(needs),
         version=SCORING_RULES_VERSION,
         empty_candidate="zero",
-        defaults=_defaults(f, estimator, representation, aggregation),
+        options=cell_options(f, estimator, representation, aggregation),
         roles=roles,
         aliases=aliases,
         description=description

@@ -53,12 +53,13 @@ reason. An unreachable model raises.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from scorers.domains import template
-from scorers.errors import MetricError, Unscored
+from scorers.errors import Unscored
 from scorers.lm.answers import YES_NO_SETTINGS
 from scorers.lm.asking import ask_many
 from scorers.lm.base import hit_limit
@@ -66,6 +67,7 @@ from scorers.metrics.fmi import estimators
 from scorers.metrics.fmi.divergences import DIVERGENCES, RatioOverflow, divergence
 from scorers.metrics.fmi.oracle import parse_critic, same_item_messages, support_messages
 from scorers.metrics.fmi.statements import DECOMPOSE_SETTINGS, claim_lines, decompose_messages
+from scorers.options import MetricOptions, option
 from scorers.oracle import (
     NOT_GIVEN,
     ORACLE_ROLE,
@@ -88,7 +90,12 @@ from scorers.text.judgments import (
 )
 from scorers.types import AT_TOKEN_LIMIT, Item, Result, Review, note_limits
 
-__all__ = ["SCORING_RULES_VERSION", "ScoringRuleMetric", "ScoringRuleSignature"]
+__all__ = [
+    "SCORING_RULES_VERSION",
+    "ScoringRuleMetric",
+    "ScoringRuleSignature",
+    "cell_options",
+]
 
 SCORING_RULES_VERSION = 3
 """Comparability version of the Scoring Rules family (bump only when its numbers change). 3:
@@ -106,6 +113,84 @@ PREPROCESSOR_ROLE = "preprocessor"
 
 Estimator = Literal["direct", "fvar"]
 Representation = Literal["token", "report", "statement"]
+
+
+def cell_options(
+    f: str, estimator: Estimator, representation: Representation, aggregation: str
+) -> type[MetricOptions]:
+    """The options class of the cell (F, E, R): each cell takes the options that change its
+    computation and no others (a binary-critic cell has no 7-point reply, so no ``max_tokens``;
+    only TV direct has a product form)."""
+    binary = representation != "token" and estimator == "fvar" and f == "tv"
+    allowed = ("kl", "tv") if estimator == "direct" else tuple(DIVERGENCES)
+    fields: list[tuple[str, Any, Any]] = [
+        (
+            "divergence",
+            Literal[allowed],  # type: ignore[valid-type]
+            option(f, "the f-divergence F of the cell"),
+        )
+    ]
+    if representation in ("token", "statement"):
+        fields.append(
+            (
+                "dataset_summaries",
+                bool,
+                option(False, "use the dataset's own judgment summaries where it has them"),
+            )
+        )
+    if representation == "statement":
+        fields.append(
+            (
+                "statements",
+                Literal["judgments", "llm"],
+                option(
+                    "judgments",
+                    "`judgments`: a review's statements are the lines of its judgment rewrite; "
+                    "`llm`: the preprocessor decomposes it into claims",
+                ),
+            )
+        )
+        if not binary:
+            fields.append(
+                (
+                    "aggregation",
+                    Literal["mean", "sum"],
+                    option(aggregation, "how a reference's statements are combined"),
+                )
+            )
+    if representation != "token" and not binary:
+        fields += [
+            (
+                "synopsis",
+                Literal["none", "abstract"],
+                option("none", "whether the 7-point oracle also reads the paper's abstract"),
+            ),
+            (
+                "max_tokens",
+                int,
+                option(
+                    ORACLE_SETTINGS.max_new_tokens,
+                    "the most new tokens of one 7-point reply",
+                    minimum=1,
+                ),
+            ),
+        ]
+    if f == "tv" and estimator == "direct":
+        fields.append(
+            (
+                "tv_direct_form",
+                Literal["joint", "product"],
+                option(
+                    "joint",
+                    "`joint`: TV direct over the joint form; `product`: against negatives "
+                    "(reviews of other papers)",
+                ),
+            )
+        )
+    name = f"{f.capitalize()}{estimator.capitalize()}{representation.capitalize()}Options"
+    return dataclasses.make_dataclass(
+        name, fields, bases=(MetricOptions,), frozen=True, namespace={"__module__": __name__}
+    )
 
 
 @dataclass(frozen=True)
@@ -153,33 +238,10 @@ class ScoringRuleMetric(Metric):
         super().__init__(spec, **options)
         self.estimator = estimator
         self.representation = representation
-        name = self.options["divergence"]
-        allowed = ("kl", "tv") if estimator == "direct" else tuple(DIVERGENCES)
-        if name not in allowed:
-            raise MetricError(
-                f"metric {spec.name!r}: divergence must be one of {list(allowed)}, got {name!r}"
-            )
+        name = self.options.divergence
         self.f = divergence(name)
-        limit = self.options.get("max_tokens")
-        if "max_tokens" in self.options and (
-            isinstance(limit, bool) or not isinstance(limit, int) or limit < 1
-        ):
-            raise MetricError(
-                f"metric {spec.name!r}: max_tokens must be a positive integer, got {limit!r}"
-            )
-        for option, choices in (
-            ("aggregation", ("mean", "sum")),
-            ("statements", ("judgments", "llm")),
-            ("tv_direct_form", ("joint", "product")),
-            ("synopsis", ("none", "abstract")),
-        ):
-            if option in self.options and self.options[option] not in choices:
-                raise MetricError(
-                    f"metric {spec.name!r}: {option} must be one of {list(choices)}, "
-                    f"got {self.options[option]!r}"
-                )
         self.binary_critic = representation != "token" and estimator == "fvar" and name == "tv"
-        product_form = self.options.get("tv_direct_form") == "product"
+        product_form = getattr(self.options, "tv_direct_form", None) == "product"
         self.uses_negatives = estimator == "fvar" or (
             name == "tv" and estimator == "direct" and product_form
         )
@@ -191,7 +253,7 @@ class ScoringRuleMetric(Metric):
         needs = set(self.spec.needs) - {"negatives"}
         if self.uses_negatives:
             needs.add("negatives")
-        if self.options.get("synopsis") == "abstract":
+        if getattr(self.options, "synopsis", None) == "abstract":
             needs.add("abstract")
         return frozenset(needs)
 
@@ -202,7 +264,7 @@ class ScoringRuleMetric(Metric):
     ) -> tuple[_Side, _Side, dict[str, Any], Signature | None]:
         """log r̂ = PMI for every positive and negative reference, by the GEM family itself."""
         gem = get_metric(
-            "gem", dataset_summaries=bool(self.options.get("dataset_summaries", False))
+            "gem", dataset_summaries=bool(getattr(self.options, "dataset_summaries", False))
         )
         both = replace(item, references=(*item.references, *negatives))
         result = await gem.ascore(both, resources)
@@ -235,8 +297,8 @@ class ScoringRuleMetric(Metric):
         not judgment lines (not "The reviewer ...": a preamble, or a rewrite written as a
         paragraph whose later sentences start "They ..."), which are not statements, and the
         decompositions that stopped at their token limit (what -> limit)."""
-        how = self.options.get("statements", "judgments")
-        use_summaries = bool(self.options.get("dataset_summaries", False))
+        how = getattr(self.options, "statements", "judgments")
+        use_summaries = bool(getattr(self.options, "dataset_summaries", False))
         todo = [
             r
             for r in references
@@ -301,7 +363,7 @@ class ScoringRuleMetric(Metric):
         hits: dict[str, int] = {}
         decomposer = "none"
         synopsis = None  # the placeholder
-        if self.options.get("synopsis") == "abstract":
+        if getattr(self.options, "synopsis", None) == "abstract":
             if not item.paper.has_abstract:
                 reason = f"no abstract ({item.paper.abstract_problem})"
                 raise Unscored(reason, details={"synopsis": "none"})
@@ -357,7 +419,7 @@ class ScoringRuleMetric(Metric):
                 oracle,
                 [question],
                 lambda reply: parse_likelihood(reply, len(units)),
-                settings=replace(ORACLE_SETTINGS, max_new_tokens=self.options["max_tokens"]),
+                settings=replace(ORACLE_SETTINGS, max_new_tokens=self.options.max_tokens),
             )
             [ks] = asked.values
             if ks is None:
@@ -366,9 +428,7 @@ class ScoringRuleMetric(Metric):
                     "oracle_calls": asked.calls,
                     "reason": f"reference {review.id}: unreadable oracle reply: {asked.reasons[0]}",
                 }
-            aggregation = (
-                self.options["aggregation"] if self.representation == "statement" else "mean"
-            )
+            aggregation = self.options.aggregation if self.representation == "statement" else "mean"
             value = _aggregate([log_ratio(k) for k in ks], aggregation)
             return value, {
                 "reference_id": review.id,
@@ -514,10 +574,13 @@ class ScoringRuleMetric(Metric):
             else:
                 templates += ["gppm/judgment_system", "gppm/judgment_user"]
             if self.representation == "statement":
-                if self.options.get("statements", "judgments") == "judgments":
+                if getattr(self.options, "statements", "judgments") == "judgments":
                     templates += ["gem/preprocess_system", "gem/preprocess_user"]
             templates = [template(domain, name) for name in templates]
-            if self.representation == "statement" and self.options.get("statements") == "llm":
+            if (
+                self.representation == "statement"
+                and getattr(self.options, "statements", None) == "llm"
+            ):
                 # the generic atomic-claim prompt says nothing of a domain: one for all
                 templates += ["fmi/decompose_system", "fmi/decompose_user"]
         hashes = {**prompt_hashes(templates), **(gem_prompts or {})}
@@ -525,16 +588,16 @@ class ScoringRuleMetric(Metric):
         likelihood = self.representation != "token" and not self.binary_critic
         aggregation = "none"
         if statement_cell:
-            aggregation = AGGREGATIONS[self.options.get("aggregation", "mean")]
+            aggregation = AGGREGATIONS[getattr(self.options, "aggregation", "mean")]
         synopsis = "none"
         if likelihood:
             synopsis = (
                 "abstract"
-                if self.options.get("synopsis") == "abstract"
+                if getattr(self.options, "synopsis", None) == "abstract"
                 else f"placeholder {NOT_GIVEN!r}"
             )
         rewrites = self.representation == "token" or (
-            statement_cell and self.options.get("statements", "judgments") == "judgments"
+            statement_cell and getattr(self.options, "statements", "judgments") == "judgments"
         )
         return ScoringRuleSignature(
             metric=self.spec.name,
@@ -549,15 +612,15 @@ class ScoringRuleMetric(Metric):
             preprocessor=preprocessor,
             negatives=negatives,
             aggregation=aggregation,
-            statements=str(self.options.get("statements", "judgments"))
+            statements=str(getattr(self.options, "statements", "judgments"))
             if statement_cell
             else "none",
             rewrite_budget=REWRITE_BUDGET if rewrites else "none",
-            tv_direct_form=str(self.options.get("tv_direct_form", "joint"))
+            tv_direct_form=str(getattr(self.options, "tv_direct_form", "joint"))
             if self.f.name == "tv" and self.estimator == "direct"
             else "none",
             synopsis=synopsis,
-            max_tokens=int(self.options.get("max_tokens", 0)),
+            max_tokens=int(getattr(self.options, "max_tokens", 0)),
             prompts=hashes,
         )
 

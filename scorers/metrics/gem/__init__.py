@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from scorers.domains import DOMAINS
-from scorers.metrics.gem.family import GEM_VERSION, PREPROCESSOR_ROLE, GemMetric, GemSignature
+from scorers.metrics.gem.family import (
+    GEM_VERSION,
+    PREPROCESSOR_ROLE,
+    GemMetric,
+    GemOptions,
+    GemSignature,
+    GemSOptions,
+)
+from scorers.options import MetricOptions, NoOptions
 from scorers.pmi import NOT_AVAILABLE, Outcome, Reference, ReferenceTerm, pmi_terms, score_review
 from scorers.registry import register_metric_class
 
@@ -11,6 +19,8 @@ __all__ = [
     "GEM_VERSION",
     "NOT_AVAILABLE",
     "GemMetric",
+    "GemOptions",
+    "GemSOptions",
     "GemSignature",
     "Outcome",
     "Reference",
@@ -28,7 +38,7 @@ def _register(
     *,
     preprocess: bool,
     synopsis: str | None,
-    defaults: dict,
+    options: type[MetricOptions],
     needs: set[str],
     description: str,
     aliases: tuple[str, ...] = (),
@@ -44,7 +54,7 @@ def _register(
         needs=frozenset({"logprobs", "references", *needs}),
         version=GEM_VERSION,
         empty_candidate="zero",
-        defaults=defaults,
+        options=options,
         roles=(PREPROCESSOR_ROLE,) if preprocess or synopsis == "assw" else (),
         aliases=aliases,
         description=description,
@@ -58,7 +68,7 @@ _register(
     "GEM",
     preprocess=True,
     synopsis=None,
-    defaults={"dataset_summaries": False},
+    options=GemOptions,
     needs={"generator"},
     description="mean PMI between the judgment rewrites of the candidate and of each reference",
 )
@@ -67,7 +77,7 @@ _register(
     "GEM-raw",
     preprocess=False,
     synopsis=None,
-    defaults={},
+    options=NoOptions,
     needs=set(),
     description="GEM on the raw review texts, without the judgment rewrite",
 )
@@ -76,7 +86,7 @@ _register(
     "GEM-S (abstract)",
     preprocess=True,
     synopsis="abstract",
-    defaults={"dataset_summaries": False, "synopsis": "abstract"},
+    options=GemSOptions,
     needs={"generator", "abstract"},
     description="GEM conditioned on the paper's abstract: information beyond the abstract (in "
     "other domains the article or the question)",
@@ -88,7 +98,7 @@ _register(
     "GEM-S (ASSW)",
     preprocess=True,
     synopsis="assw",
-    defaults={"dataset_summaries": False},
+    options=GemOptions,
     needs={"generator", "abstract", "paper_text"},
     description="GEM conditioned on the abstract and the author-stated strengths and weaknesses",
     domains=frozenset({"peer_review"}),

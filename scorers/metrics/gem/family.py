@@ -30,6 +30,7 @@ from scorers.errors import MetricError, Unscored
 from scorers.lm.base import hit_limit
 from scorers.lm.chat import encode_text
 from scorers.lm.threads import run_blocking
+from scorers.options import MetricOptions, option
 from scorers.pmi import Reference, score_review
 from scorers.registry import Metric, MetricSpec
 from scorers.resources import Resources
@@ -55,6 +56,28 @@ PREPROCESSOR_ROLE = "preprocessor"
 """The model role that writes judgment rewrites and ASSW summaries (else the evaluation LM)."""
 
 Synopsis = Literal["abstract", "assw"]
+
+
+@dataclass(frozen=True)
+class GemOptions(MetricOptions):
+    """GEM's and GEM-S (ASSW)'s options."""
+
+    dataset_summaries: bool = option(
+        False,
+        "use the dataset's own judgment summaries of the reviews where it has them, instead of "
+        "rewriting them",
+    )
+
+
+@dataclass(frozen=True)
+class GemSOptions(GemOptions):
+    """GEM-S's options: also which synopsis conditions the prediction."""
+
+    synopsis: Synopsis = option(
+        "abstract",
+        "`abstract`: the paper's abstract (in other domains the article or the question); "
+        "`assw`: the abstract and the author-stated strengths and weaknesses",
+    )
 
 
 @dataclass(frozen=True)
@@ -89,9 +112,7 @@ class GemMetric(Metric):
         if synopsis_text is not None and not synopsis_text.strip():
             raise MetricError("synopsis_text must not be empty")
         self.synopsis_text = synopsis_text
-        synopsis = self.options.get("synopsis", fixed_synopsis)
-        if synopsis not in (None, "abstract", "assw"):
-            raise MetricError(f"synopsis must be 'abstract' or 'assw', got {synopsis!r}")
+        synopsis = getattr(self.options, "synopsis", fixed_synopsis)
         self.preprocess = preprocess
         self.synopsis: Synopsis | None = synopsis
         self.metric_name = f"gem_s_{synopsis}" if synopsis == "assw" else spec.name
@@ -103,7 +124,7 @@ class GemMetric(Metric):
         self, item: Item, resources: Resources
     ) -> tuple[Preprocessed | None, list[Reference], str]:
         """The candidate's and the references' judgment rewrites, and who wrote them."""
-        use_summaries = bool(self.options.get("dataset_summaries"))
+        use_summaries = bool(getattr(self.options, "dataset_summaries", False))
         candidate = item.candidate
         summary: str | None = None
         if candidate.strip():  # an empty candidate is flagged by the core, never rewritten

@@ -3,20 +3,20 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from scorers.domains import DOMAINS, PEER_REVIEW, domains_with
-from scorers.lm.embedding import DEFAULT_EMBEDDER
 from scorers.metrics.gppm.family import (
     GPPM_PLACEHOLDER,
     GPPM_VERSION,
-    JUDGMENT_SETTINGS_TOKENS,
     JUDGMENT_VERSION,
     SOURCE,
+    ClusterOptions,
     GppmCluster,
     GppmJudgment,
+    GppmOptions,
     GppmSignature,
     GppmToken,
+    GppmTokenOptions,
+    JudgmentOptions,
     JudgmentSignature,
 )
 from scorers.oracle import ORACLE_ROLE
@@ -25,11 +25,15 @@ from scorers.registry import register_metric_class
 __all__ = [
     "GPPM_PLACEHOLDER",
     "GPPM_VERSION",
+    "JUDGMENT_VERSION",
+    "ClusterOptions",
     "GppmCluster",
     "GppmJudgment",
+    "GppmOptions",
     "GppmSignature",
     "GppmToken",
-    "JUDGMENT_VERSION",
+    "GppmTokenOptions",
+    "JudgmentOptions",
     "JudgmentSignature",
 ]
 
@@ -42,13 +46,7 @@ register_metric_class(
     higher_is_better=True,
     needs=frozenset({"references", "generator", "embedder"}),
     version=GPPM_VERSION,
-    defaults={
-        "fit_on": None,
-        "n_clusters": 30,
-        "seed": 100,
-        "embedder": DEFAULT_EMBEDDER,
-        "dataset_summaries": False,
-    },
+    options=ClusterOptions,
     roles=("preprocessor",),
     empty_candidate="flagged",
     description="Σ_c log P(reference's judgment clusters | candidate's), clusters fit on past "
@@ -70,11 +68,11 @@ for _name, _class, _with_abstract, _display, _needs in (
     ("gppm_judgment", GppmJudgment, False, "GPPM (judgment)", set()),
     ("gsppm_judgment", GppmJudgment, True, "GSPPM (judgment)", {"abstract"}),
 ):
-    _defaults: dict[str, Any] = {"dataset_summaries": False}
+    _options: type[GppmOptions] = GppmOptions
     if _class is GppmToken and not _with_abstract:
-        _defaults["placeholder"] = GPPM_PLACEHOLDER
+        _options = GppmTokenOptions
     if _class is GppmJudgment:
-        _defaults["max_tokens"] = JUDGMENT_SETTINGS_TOKENS
+        _options = JudgmentOptions
     register_metric_class(
         _class,
         fixed={"with_abstract": _with_abstract},
@@ -85,7 +83,7 @@ for _name, _class, _with_abstract, _display, _needs in (
         needs=frozenset({"references", "generator", *_needs}),
         version=JUDGMENT_VERSION if _class is GppmJudgment else GPPM_VERSION,
         empty_candidate="zero" if _class is GppmJudgment else "flagged",
-        defaults=_defaults,
+        options=_options,
         roles=("preprocessor",) if _class is GppmToken else ("preprocessor", ORACLE_ROLE),
         description="log P(reference judgments | candidate judgments"
         + (", abstract)" if _with_abstract else ")")

@@ -39,6 +39,8 @@ from scorers.domains import template
 from scorers.errors import MetricError, Unscored
 from scorers.lm.asking import ReplyError, ask_many
 from scorers.lm.base import GenerationSettings, hit_limit
+from scorers.lm.embedding import DEFAULT_EMBEDDER
+from scorers.options import MetricOptions, option
 from scorers.oracle import NOT_GIVEN, ORACLE_ROLE, gppm_line_scores, likelihood_messages
 from scorers.per_reference import no_usable_reference
 from scorers.registry import Metric, MetricSpec, metric_spec
@@ -70,6 +72,41 @@ JUDGMENT_SETTINGS_TOKENS = 2000
 
 
 @dataclass(frozen=True)
+class GppmOptions(MetricOptions):
+    """GSPPM (token)'s options, and what every GPPM score takes."""
+
+    dataset_summaries: bool = option(
+        False,
+        "use the dataset's own judgment summaries of the reviews where it has them, instead of "
+        "rewriting them",
+    )
+
+
+@dataclass(frozen=True)
+class GppmTokenOptions(GppmOptions):
+    placeholder: str = option(
+        GPPM_PLACEHOLDER, "the text in the synopsis slot, where GPPM gives no abstract"
+    )
+
+
+@dataclass(frozen=True)
+class JudgmentOptions(GppmOptions):
+    max_tokens: int = option(
+        JUDGMENT_SETTINGS_TOKENS, "the most new tokens of one oracle reply", minimum=1
+    )
+
+
+@dataclass(frozen=True)
+class ClusterOptions(GppmOptions):
+    fit_on: str | Path | None = option(
+        None, "canonical records of past reports whose judgments are clustered (required)"
+    )
+    n_clusters: int = option(30, "the clusters fitted (App. C)", minimum=1)
+    seed: int = option(100, "the clustering's random seed")
+    embedder: str = option(DEFAULT_EMBEDDER, "the sentence-embedding model of the judgments")
+
+
+@dataclass(frozen=True)
 class GppmSignature(Signature):
     evaluation_lm: str = ""
     preprocessor: str = "none"
@@ -89,16 +126,20 @@ class JudgmentSignature(GppmSignature):
 class GppmToken(Metric):
     """TOKEN-PREPROCESS: the mean over references of ``log P(ŷ | x̂, θ)``."""
 
+    options: GppmOptions
+
     def __init__(self, spec: MetricSpec, *, with_abstract: bool, **options: Any) -> None:
         super().__init__(spec, **options)
         self.with_abstract = with_abstract
 
     async def compute(self, item: Item, resources: Resources) -> Result:
-        placeholder = None if self.with_abstract else self.options["placeholder"]
+        placeholder = None
+        if isinstance(self.options, GppmTokenOptions) and not self.with_abstract:
+            placeholder = self.options.placeholder
         # GEM-S with the abstract (GSPPM; a paper without one is unscored there), or with the
         # placeholder in the synopsis slot (GPPM)
         gem_s = metric_spec("gem_s").factory(
-            dataset_summaries=bool(self.options["dataset_summaries"]), synopsis_text=placeholder
+            dataset_summaries=self.options.dataset_summaries, synopsis_text=placeholder
         )
         result = await gem_s.ascore(item, resources)
         gem = result.signature.as_dict() if result.signature else {}
@@ -204,17 +245,14 @@ async def _judgments(item: Item, resources: Resources, *, use_summaries: bool) -
 class GppmJudgment(Metric):
     """JUDGMENT: the summed 7-point scores of the reference's judgments, in bits."""
 
+    options: JudgmentOptions
+
     def __init__(self, spec: MetricSpec, *, with_abstract: bool, **options: Any) -> None:
         super().__init__(spec, **options)
         self.with_abstract = with_abstract
-        limit = self.options["max_tokens"]
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise MetricError(
-                f"metric {spec.name!r}: max_tokens must be a positive integer, got {limit!r}"
-            )
 
     async def compute(self, item: Item, resources: Resources) -> Result:
-        use_summaries = bool(self.options["dataset_summaries"])
+        use_summaries = self.options.dataset_summaries
         oracle = resources.generator(ORACLE_ROLE)
 
         def signature_by(writer: str | None) -> JudgmentSignature:
@@ -222,7 +260,7 @@ class GppmJudgment(Metric):
                 metric=self.name,
                 family="gppm",
                 version=JUDGMENT_VERSION,
-                max_tokens=int(self.options["max_tokens"]),
+                max_tokens=self.options.max_tokens,
                 preprocessor=writer or "dataset summaries",
                 oracle=oracle.identity,
                 synopsis="abstract" if self.with_abstract else f"placeholder {NOT_GIVEN!r}",
@@ -258,7 +296,7 @@ class GppmJudgment(Metric):
                 no_usable_reference(skipped), details=note_limits({}, hits), signature=signature
             )
         has_judgments = bool(judgment_statements(candidate_judgments, domain=item.domain))
-        settings = GenerationSettings(max_new_tokens=self.options["max_tokens"], temperature=0.0)
+        settings = GenerationSettings(max_new_tokens=self.options.max_tokens, temperature=0.0)
         if has_judgments:  # a reply with no score on any line is asked once more (another seed)
             answers = await ask_many(
                 oracle,
@@ -351,9 +389,11 @@ _fitting: dict[tuple, asyncio.Task] = {}
 class GppmCluster(Metric):
     """CLUSTER (App. C): Σ_c log P(reference's cluster indicator | candidate's)."""
 
+    options: ClusterOptions
+
     def __init__(self, spec: MetricSpec, **options: Any) -> None:
         super().__init__(spec, **options)
-        if not self.options["fit_on"]:
+        if not self.options.fit_on:
             raise MetricError(
                 "gppm_cluster needs fit_on: canonical records of past reports to cluster (e.g. "
                 "-S fit_on=iclr2019.jsonl, or scorer_options={gppm_cluster: {fit_on: ...}})"
@@ -361,7 +401,7 @@ class GppmCluster(Metric):
 
     def _key(self) -> tuple:
         o = self.options
-        return (str(o["fit_on"]), int(o["n_clusters"]), int(o["seed"]), str(o["embedder"]))
+        return (str(o.fit_on), o.n_clusters, o.seed, o.embedder)
 
     async def _model(self, resources: Resources) -> Any:
         """The fitted cluster model and who wrote the fit set's judgments: fitted once per
@@ -423,7 +463,7 @@ class GppmCluster(Metric):
         from scorers.lm.threads import run_blocking
 
         model, fit_writer, fit_at_limit = await self._model(resources)
-        use_summaries = bool(self.options["dataset_summaries"])
+        use_summaries = self.options.dataset_summaries
         candidate_judgments, references, skipped, writer, not_statements, hits = await _judgments(
             item, resources, use_summaries=use_summaries
         )
@@ -433,7 +473,7 @@ class GppmCluster(Metric):
             version=GPPM_VERSION,
             fit_on=model.source,
             n_clusters=model.n_clusters,
-            seed=int(self.options["seed"]),
+            seed=self.options.seed,
             embedder=model.embedder,
             preprocessor=writer or fit_writer,
             rewrite_budget=REWRITE_BUDGET,
@@ -443,7 +483,7 @@ class GppmCluster(Metric):
             raise Unscored(
                 no_usable_reference(skipped), details=note_limits({}, hits), signature=signature
             )
-        embedder = resources.embedder(str(self.options["embedder"]))
+        embedder = resources.embedder(self.options.embedder)
         candidate_lines = judgment_statements(candidate_judgments)
         if dropped := lines_not_statements(candidate_judgments):
             not_statements = {"candidate": dropped, **not_statements}

@@ -3,17 +3,24 @@
 
 from __future__ import annotations
 
-from scorers.lm.base import RETRY_TEMPERATURE
 from scorers.metrics.judge.family import (
     JUDGE_ROLE,
     JUDGE_VERSION,
     LMExaminer,
+    LMExaminerOptions,
     examiner_messages,
     parse_overall_score,
 )
 from scorers.registry import register_metric_class
 
-__all__ = ["JUDGE_ROLE", "JUDGE_VERSION", "LMExaminer", "examiner_messages", "parse_overall_score"]
+__all__ = [
+    "JUDGE_ROLE",
+    "JUDGE_VERSION",
+    "LMExaminer",
+    "LMExaminerOptions",
+    "examiner_messages",
+    "parse_overall_score",
+]
 
 
 register_metric_class(
@@ -25,7 +32,7 @@ register_metric_class(
     needs=frozenset({"generator", "paper_content"}),
     version=JUDGE_VERSION,
     empty_candidate="unscored",
-    defaults={"max_tokens": 1024, "retry_temperature": RETRY_TEMPERATURE},
+    options=LMExaminerOptions,
     roles=(JUDGE_ROLE,),
     description="an LLM judge's 0-10 score of the review given the paper (no reference)",
     source="GEM paper, §4 Baselines and App. D.3 (prompts verbatim)",

@@ -24,9 +24,10 @@ from typing import Any
 import prompts
 from scorers.errors import Unscored
 from scorers.lm.asking import ReplyError, ask_many
-from scorers.lm.base import ChatMessage, GenerationSettings
+from scorers.lm.base import RETRY_TEMPERATURE, ChatMessage, GenerationSettings
 from scorers.lm.chat import encode_text
 from scorers.lm.threads import run_blocking
+from scorers.options import MetricOptions, option
 from scorers.registry import Metric
 from scorers.resources import Resources
 from scorers.signature import Signature, prompt_hashes
@@ -71,7 +72,19 @@ class JudgeSignature(Signature):
     prompts: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class LMExaminerOptions(MetricOptions):
+    max_tokens: int = option(1024, "the judge's reply budget, in new tokens", minimum=1)
+    retry_temperature: float = option(
+        RETRY_TEMPERATURE,
+        "the temperature of the one retry after a reply with no readable score (seed 1)",
+        minimum=0,
+    )
+
+
 class LMExaminer(Metric):
+    options: LMExaminerOptions
+
     async def _paper(self, item: Item, resources: Resources) -> tuple[str, dict[str, Any]]:
         try:
             text, source = item.paper.content()
@@ -84,7 +97,7 @@ class LMExaminer(Metric):
         if lm.max_length is None:
             return text, facts
         review_tokens = len(encode_text(lm.tokenizer, item.candidate))
-        budget = lm.max_length - self.options["max_tokens"] - review_tokens - _PROMPT_OVERHEAD
+        budget = lm.max_length - self.options.max_tokens - review_tokens - _PROMPT_OVERHEAD
         if budget <= 0:
             raise Unscored(f"the review ({review_tokens} tokens) leaves no room for the paper")
         ids = encode_text(lm.tokenizer, text)
@@ -95,14 +108,14 @@ class LMExaminer(Metric):
 
     async def compute(self, item: Item, resources: Resources) -> Result:
         generator = resources.generator(JUDGE_ROLE)
-        settings = GenerationSettings(max_new_tokens=self.options["max_tokens"], temperature=0.0)
+        settings = GenerationSettings(max_new_tokens=self.options.max_tokens, temperature=0.0)
         signature = JudgeSignature(
             metric=self.name,
             family="judge",
             version=JUDGE_VERSION,
             judge=generator.identity,
             decoding=f"temperature 0, max_tokens {settings.max_new_tokens}, one retry at "
-            f"temperature {self.options['retry_temperature']:g} (seed 1)",
+            f"temperature {self.options.retry_temperature:g} (seed 1)",
             prompts=prompt_hashes(_TEMPLATES),
         )
         if not item.candidate.strip():
@@ -123,7 +136,7 @@ class LMExaminer(Metric):
             [conversation],
             _read_overall_score,
             settings=settings,
-            retry_temperature=float(self.options["retry_temperature"]),
+            retry_temperature=self.options.retry_temperature,
         )
         [value], [reply] = asked.values, asked.replies
         if value is not None:

@@ -78,5 +78,7 @@ def test_the_normalisation_is_the_gem_baselines_sum_and_recorded(tiny_lm, tmp_pa
     assert summed.signature.normalisation.startswith("sum")
     assert per_token.signature.normalisation.startswith("mean")
     assert summed.signature.id != per_token.signature.id
-    with pytest.raises(MetricError, match="normalisation must be one of"):
+    with pytest.raises(
+        MetricError, match="option 'normalisation' must be 'sum' or 'mean', got 'max'"
+    ):
         get_metric("bartscore_f1", normalisation="max")

@@ -297,11 +297,13 @@ def test_the_threshold_is_calibrated_only_for_the_reference_setup():
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"ppl_model": "both"}, "ppl_model must be"),
-        ({"max_tokens": 1}, "at least 2"),
-        ({"max_tokens": "512"}, "must be an integer"),
-        ({"threshold": "high"}, "threshold must be a number"),
-        ({"observer": ""}, "observer must be a model spec"),
+        ({"ppl_model": "both"}, "'ppl_model' must be 'performer' or 'observer'"),
+        ({"max_tokens": 1}, "'max_tokens' must be at least 2, got 1"),
+        ({"max_tokens": "512"}, "'max_tokens' must be int, got '512'"),
+        ({"threshold": "high"}, "'threshold' must be float, got 'high'"),
+        ({"threshold": float("nan")}, "'threshold' must be finite"),
+        ({"observer": ""}, "'observer' must be a model spec"),
+        ({"dtype": "int8"}, "'dtype' must be 'auto' or one of"),
     ],
 )
 def test_bad_options_are_clear_errors(options, message):

@@ -471,9 +471,12 @@ def test_the_seven_point_reply_limit_is_an_option_in_the_signature(tmp_path):
     assert [s.max_new_tokens for s in capped.settings] == [300, 300]
     assert (first.signature.max_tokens, second.signature.max_tokens) == (2000, 300)
     assert first.signature.id != second.signature.id
-    assert get_metric("ctv").options.get("max_tokens") is None
-    for bad in (0, -5, 2.5, "400", True):
-        with pytest.raises(MetricError, match="max_tokens must be a positive integer"):
+    assert "max_tokens" not in get_metric("ctv").options  # a binary critic has no 7-point reply
+    for bad in (0, -5):
+        with pytest.raises(MetricError, match="'max_tokens' must be at least 1"):
+            get_metric("gppm_j", max_tokens=bad)
+    for bad in (2.5, "400", True):
+        with pytest.raises(MetricError, match="'max_tokens' must be int"):
             get_metric("gppm_j", max_tokens=bad)
     with pytest.raises(MetricError, match="has no option"):
         get_metric("tvd_mi", max_tokens=100)
@@ -498,10 +501,10 @@ def test_f_variational_cells_need_negatives(tmp_path):
 def test_options_are_checked():
     from scorers import MetricError
 
-    with pytest.raises(MetricError, match="divergence must be one of"):
+    with pytest.raises(MetricError, match="'divergence' must be 'kl' or 'tv', got 'pearson'"):
         get_metric("fmi_kl_direct_report", divergence="pearson")
     assert get_metric("fmi_kl_fvar_token", divergence="hellinger").f.name == "hellinger"
-    with pytest.raises(MetricError, match="aggregation must be one of"):
+    with pytest.raises(MetricError, match="'aggregation' must be 'mean' or 'sum'"):
         get_metric("gppm_j", aggregation="max")
 
 

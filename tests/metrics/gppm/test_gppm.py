@@ -105,8 +105,11 @@ def test_judgment_reply_limit_is_an_option_in_the_signature(tmp_path):
     assert oracle.limits == [2000, 300]  # the authors' limit, then the cap
     assert default.signature.max_tokens == 2000 and capped.signature.max_tokens == 300
     assert default.signature.id != capped.signature.id and capped.value == default.value == 14.0
-    for bad in (0, -5, 2.5, True, "400"):
-        with pytest.raises(MetricError, match="max_tokens must be a positive integer"):
+    for bad in (0, -5):
+        with pytest.raises(MetricError, match="'max_tokens' must be at least 1"):
+            get_metric("gsppm_judgment", max_tokens=bad)
+    for bad in (2.5, True, "400"):
+        with pytest.raises(MetricError, match="'max_tokens' must be int"):
             get_metric("gsppm_judgment", max_tokens=bad)
 
 
