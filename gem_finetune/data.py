@@ -210,6 +210,43 @@ def _pair_row(
     }
 
 
+def _training_papers(
+    records: Sequence[PaperRecord],
+    papers: int | None,
+    reviews_per_paper: int,
+    metrics: Sequence[str],
+    seed: int,
+    skipped: dict[str, str],
+) -> list[tuple[PaperRecord, list[tuple[ReviewRecord, Preprocessed]]]]:
+    """:func:`build_finetune_data`'s settings checked, and the papers it trains on with their
+    drawn reviews (``papers`` of the eligible ones drawn with ``seed``); papers left out go into
+    ``skipped`` with why."""
+    unknown = [m for m in metrics if m not in FINETUNE_METRICS]
+    if unknown or not metrics:
+        raise FinetuneDataError(f"metrics must be among {FINETUNE_METRICS}, got {list(metrics)}")
+    if reviews_per_paper < 2:
+        raise FinetuneDataError("reviews_per_paper must be at least 2 (a conditional needs two)")
+    if not any(r.summary for p in records for r in p.reviews):
+        raise FinetuneDataError(
+            "no review has a judgment summary: App. E trains on judgment rewrites (write them "
+            "with `gem-tasks data build --summaries`, or use a release that has them)"
+        )
+    eligible = _eligible_papers(records, reviews_per_paper, seed=seed, skipped=skipped)
+    if not eligible:
+        raise FinetuneDataError(
+            f"no paper has {reviews_per_paper} reviews with judgment summaries "
+            f"({len(skipped)} skipped)"
+        )
+    if papers is None:
+        return eligible
+    if papers < 1:
+        raise FinetuneDataError("papers must be at least 1")
+    order = sorted(eligible, key=lambda e: e[0].id)
+    random.Random(seed).shuffle(order)
+    chosen_ids = {paper.id for paper, _ in order[:papers]}
+    return [e for e in eligible if e[0].id in chosen_ids]
+
+
 def build_finetune_data(
     records: Sequence[PaperRecord],
     tokenizer: Any,
@@ -243,30 +280,8 @@ def build_finetune_data(
         FinetuneDataError: unknown metric, ``reviews_per_paper`` below 2, no review with a
             summary in any record, or no eligible paper.
     """
-    unknown = [m for m in metrics if m not in FINETUNE_METRICS]
-    if unknown or not metrics:
-        raise FinetuneDataError(f"metrics must be among {FINETUNE_METRICS}, got {list(metrics)}")
-    if reviews_per_paper < 2:
-        raise FinetuneDataError("reviews_per_paper must be at least 2 (a conditional needs two)")
-    if not any(r.summary for p in records for r in p.reviews):
-        raise FinetuneDataError(
-            "no review has a judgment summary: App. E trains on judgment rewrites (write them "
-            "with `gem-tasks data build --summaries`, or use a release that has them)"
-        )
     skipped: dict[str, str] = {}
-    eligible = _eligible_papers(records, reviews_per_paper, seed=seed, skipped=skipped)
-    if not eligible:
-        raise FinetuneDataError(
-            f"no paper has {reviews_per_paper} reviews with judgment summaries "
-            f"({len(skipped)} skipped)"
-        )
-    if papers is not None:
-        if papers < 1:
-            raise FinetuneDataError("papers must be at least 1")
-        order = sorted(eligible, key=lambda e: e[0].id)
-        random.Random(seed).shuffle(order)
-        chosen_ids = {paper.id for paper, _ in order[:papers]}
-        eligible = [e for e in eligible if e[0].id in chosen_ids]
+    eligible = _training_papers(records, papers, reviews_per_paper, metrics, seed, skipped)
 
     rows: list[dict[str, Any]] = []
     too_long: list[str] = []

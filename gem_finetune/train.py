@@ -318,6 +318,49 @@ def _training_arguments(
     )
 
 
+def _lora_model(
+    base: str,
+    settings: LoraSettings,
+    peft: tuple[Any, Any],
+    dtype: str | None,
+    device: str | None,
+    load_in_4bit: bool,
+) -> tuple[Any, str, str, bool]:
+    """The base model loaded and wrapped with its LoRA adapter (``peft``: peft's
+    ``LoraConfig`` and ``get_peft_model``), the device it is on, its weights' dtype and whether
+    training autocasts to bfloat16."""
+    lora_config, get_peft_model = peft
+    model, device = _load_base(base, dtype=dtype, device=device, load_in_4bit=load_in_4bit)
+    weights = str(next(model.parameters()).dtype).removeprefix("torch.")
+    bf16 = _bf16_autocast(settings, device=device, weights=weights)
+    if settings.gradient_checkpointing:
+        model.gradient_checkpointing_enable()
+        model.enable_input_require_grads()
+    return get_peft_model(model, _lora_config(lora_config, settings)), device, weights, bf16
+
+
+def _adapter_info(
+    base_model: str | Path,
+    data: str | Path,
+    manifest: dict[str, Any],
+    rows: int,
+    settings: LoraSettings,
+    load_in_4bit: bool,
+    weights: str,
+) -> dict[str, Any]:
+    """What the adapter's info file records of how it was trained."""
+    return {
+        "base_model": str(base_model),
+        "data": str(data),
+        "data_settings": manifest.get("settings", {}),
+        "training_papers": len(manifest.get("training_papers", [])),
+        "rows": rows,
+        "lora": asdict(settings),
+        "load_in_4bit": load_in_4bit,
+        "weights_dtype": weights,
+    }
+
+
 def train_adapter(
     data: str | Path,
     base_model: str | Path,
@@ -366,13 +409,9 @@ def train_adapter(
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     checkpoints = out / CHECKPOINT_FOLDER
-    model, device = _load_base(base, dtype=dtype, device=device, load_in_4bit=load_in_4bit)
-    weights = str(next(model.parameters()).dtype).removeprefix("torch.")
-    bf16 = _bf16_autocast(settings, device=device, weights=weights)
-    if settings.gradient_checkpointing:
-        model.gradient_checkpointing_enable()
-        model.enable_input_require_grads()
-    model = get_peft_model(model, _lora_config(LoraConfig, settings))
+    model, device, weights, bf16 = _lora_model(
+        base, settings, (LoraConfig, get_peft_model), dtype, device, load_in_4bit
+    )
     train_set = dataset.remove_columns(
         [c for c in dataset.column_names if c not in ("input_ids", "labels")]
     )
@@ -398,14 +437,7 @@ def train_adapter(
         output,
         out / ADAPTER_FOLDER,
         resumed_from=last,
-        info={
-            "base_model": str(base_model),
-            "data": str(data),
-            "data_settings": manifest.get("settings", {}),
-            "training_papers": len(manifest.get("training_papers", [])),
-            "rows": len(train_set),
-            "lora": asdict(settings),
-            "load_in_4bit": load_in_4bit,
-            "weights_dtype": weights,
-        },
+        info=_adapter_info(
+            base_model, data, manifest, len(train_set), settings, load_in_4bit, weights
+        ),
     )

@@ -72,6 +72,32 @@ def family_signature_fields(family: str) -> list[str]:
     return found
 
 
+def options_sections(specs: list[MetricSpec]) -> list[str]:
+    """One section per options class: the metrics that take it, and a row per option (its
+    type, default and what it does), from the class's fields."""
+    groups: dict[type, list[str]] = {}
+    for spec in specs:
+        groups.setdefault(spec.options, []).append(spec.name)
+    lines: list[str] = []
+    for options_class, metrics in groups.items():
+        documented = describe_options(options_class)
+        if not documented:
+            continue
+        lines += [
+            f"### {options_class.__name__}",
+            "",
+            "Taken by " + ", ".join(f"`{m}`" for m in metrics) + ".",
+            "",
+            "| option | type | default | what it does |",
+            "| --- | --- | --- | --- |",
+        ]
+        for o in documented:
+            kind = o.type if o.minimum is None else f"{o.type}, at least {o.minimum:g}"
+            lines.append(f"| `{o.name}` | {cell(kind)} | `{o.default!r}` | {cell(o.doc)} |")
+        lines.append("")
+    return lines
+
+
 def anchor(options: type) -> str:
     """The heading anchor MkDocs gives an options class's section."""
     return options.__name__.lower()
@@ -131,31 +157,12 @@ def metric_table_markdown() -> str:
         "| metric | options | roles |",
         "| --- | --- | --- |",
     ]
-    groups: dict[type, list[str]] = {}
-    for spec in specs:
-        groups.setdefault(spec.options, []).append(spec.name)
     for spec in specs:
         names = ", ".join(f"`{o.name}`" for o in describe_options(spec.options))
         options = f"{names} ([{spec.options.__name__}](#{anchor(spec.options)}))" if names else ""
         roles = ", ".join(f"`{r}`" for r in spec.roles) or "none"
         lines.append(f"| `{spec.name}` | {cell(options or 'none')} | {roles} |")
-    lines += ["", "## Options", ""]
-    for options_class, metrics in groups.items():
-        documented = describe_options(options_class)
-        if not documented:
-            continue
-        lines += [
-            f"### {options_class.__name__}",
-            "",
-            "Taken by " + ", ".join(f"`{m}`" for m in metrics) + ".",
-            "",
-            "| option | type | default | what it does |",
-            "| --- | --- | --- | --- |",
-        ]
-        for o in documented:
-            kind = o.type if o.minimum is None else f"{o.type}, at least {o.minimum:g}"
-            lines.append(f"| `{o.name}` | {cell(kind)} | `{o.default!r}` | {cell(o.doc)} |")
-        lines.append("")
+    lines += ["", "## Options", "", *options_sections(specs)]
     lines += [
         "",
         "## Signature fields per family",

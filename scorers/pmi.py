@@ -184,6 +184,47 @@ def pair_terms(
     return terms
 
 
+def _candidate_text(
+    candidate: str, preprocessed: Preprocessed | None, preprocess: bool
+) -> tuple[str, list[str]]:
+    """The candidate's text as scored (its judgment rewrite with ``preprocess``; "" for one
+    that reveals nothing) and its flags (``empty_candidate``, ``no_judgment_lines``)."""
+    text = candidate.strip()
+    if not text:
+        return "", ["empty_candidate"]
+    if not preprocess:
+        return text, []
+    if preprocessed is None:
+        raise ValueError("preprocess=True needs the candidate's preprocessed judgments")
+    if preprocessed.n_judgment_lines == 0:
+        return "", ["no_judgment_lines"]
+    return preprocessed.judgments, []
+
+
+def _explanation(
+    value: float, terms: Sequence[ReferenceTerm], flags: list[str], skipped: dict[str, str]
+) -> str:
+    """A scored review's explanation: the mean, why a flagged candidate scores 0, each
+    reference's log-probabilities and PMI, the references left out."""
+    headline = f"mean PMI over {len(terms)} reference(s): {value:.3f} nats"
+    if "empty_candidate" in flags:
+        headline = f"the candidate review is empty: it reveals no information (PMI 0)\n{headline}"
+    if "no_judgment_lines" in flags:
+        headline = (
+            "the preprocessor turned the candidate into no judgment lines: it is "
+            f"scored as revealing no information (PMI 0)\n{headline}"
+        )
+    return explain_mean(
+        headline,
+        [
+            f"- {t.reference_id}: log P(y|x) = {t.conditional:.3f}, log P(y) = {t.marginal:.3f}, "
+            f"PMI = {t.pmi:.3f} ({t.target_tokens} target tokens)"
+            for t in terms
+        ],
+        skipped,
+    )
+
+
 def score_review(
     lm: EvaluationLM,
     *,
@@ -203,19 +244,8 @@ def score_review(
     judgment line or does not fit the context is left out and named; with none left the sample
     is unscored with that reason.
     """
-    flags: list[str] = []
     skipped: dict[str, str] = {}
-    candidate_text = candidate.strip()
-    if not candidate_text:
-        flags.append("empty_candidate")
-    elif preprocess:
-        if preprocessed_candidate is None:
-            raise ValueError("preprocess=True needs the candidate's preprocessed judgments")
-        if preprocessed_candidate.n_judgment_lines == 0:
-            flags.append("no_judgment_lines")
-            candidate_text = ""
-        else:
-            candidate_text = preprocessed_candidate.judgments
+    candidate_text, flags = _candidate_text(candidate, preprocessed_candidate, preprocess)
 
     def unusable(reference: Reference) -> str | None:
         # an empty reference is never rewritten (a model would invent judgments for it)
@@ -249,23 +279,7 @@ def score_review(
             reason=reason,
         )
     value = sum(t.pmi for t in terms) / len(terms)
-    headline = f"mean PMI over {len(terms)} reference(s): {value:.3f} nats"
-    if "empty_candidate" in flags:
-        headline = f"the candidate review is empty: it reveals no information (PMI 0)\n{headline}"
-    if "no_judgment_lines" in flags:
-        headline = (
-            "the preprocessor turned the candidate into no judgment lines: it is "
-            f"scored as revealing no information (PMI 0)\n{headline}"
-        )
-    explanation = explain_mean(
-        headline,
-        [
-            f"- {t.reference_id}: log P(y|x) = {t.conditional:.3f}, log P(y) = {t.marginal:.3f}, "
-            f"PMI = {t.pmi:.3f} ({t.target_tokens} target tokens)"
-            for t in terms
-        ],
-        skipped,
-    )
+    explanation = _explanation(value, terms, flags, skipped)
     return Outcome(
         value=value,
         explanation=explanation,

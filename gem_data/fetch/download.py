@@ -13,6 +13,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 from scorers.errors import GemTasksError
 
@@ -67,6 +68,46 @@ def _unreachable(url: str, reason: object) -> FetchError:
     )
 
 
+def _write(response: Any, part: Path, done: int, url: str, progress: object | None) -> None:
+    """The response's bytes into ``part``: appended after its ``done`` bytes where the server
+    answered the range (206), else from the start."""
+    with response:
+        resumed = done and response.status == 206
+        mode = "ab" if resumed else "wb"
+        if not resumed:
+            done = 0
+        if progress is not None and done:
+            progress.update(done)
+        try:
+            with part.open(mode) as out:
+                for block in iter(lambda: response.read(CHUNK), b""):
+                    out.write(block)
+                    if progress is not None:
+                        progress.update(len(block))
+        except (urllib.error.URLError, OSError) as exc:
+            raise _unreachable(url, getattr(exc, "reason", exc)) from None
+
+
+def _verified(part: Path, url: str, sha256: str | None, mirrored: str | None) -> str:
+    """``part``'s sha256, once it matches the pin (no pin: whatever it is); a mismatch removes
+    it and says whose copy differs (``mirrored``: the source URL a mirror's copy stands for)."""
+    digest = sha256_of(part)
+    if sha256 is None or matches(part, sha256):
+        return digest
+    found = f"git-blob:{git_blob_of(part)}" if sha256.startswith(GIT_BLOB) else digest
+    part.unlink()
+    if mirrored:
+        raise FetchError(
+            f"{url}: the mirror's copy of {mirrored} is {found}, not the pinned {sha256}: the "
+            "mirror holds other bytes than the source at its pinned commit; fix the mirror "
+            "or fetch from the source"
+        )
+    raise FetchError(
+        f"{url}: {found} differs from the pinned {sha256} (the file at the pinned commit "
+        "changed, or the download was corrupted); removed, run the command again"
+    )
+
+
 def download(
     url: str,
     path: Path,
@@ -118,34 +159,7 @@ def download(
     except (urllib.error.URLError, OSError) as exc:
         raise _unreachable(url, getattr(exc, "reason", exc)) from None
     if response is not None:
-        with response:
-            resumed = done and response.status == 206
-            mode = "ab" if resumed else "wb"
-            if not resumed:
-                done = 0
-            if progress is not None and done:
-                progress.update(done)
-            try:
-                with part.open(mode) as out:
-                    for block in iter(lambda: response.read(CHUNK), b""):
-                        out.write(block)
-                        if progress is not None:
-                            progress.update(len(block))
-            except (urllib.error.URLError, OSError) as exc:
-                raise _unreachable(url, getattr(exc, "reason", exc)) from None
-    digest = sha256_of(part)
-    if sha256 is not None and not matches(part, sha256):
-        found = f"git-blob:{git_blob_of(part)}" if sha256.startswith(GIT_BLOB) else digest
-        part.unlink()
-        if mirror:
-            raise FetchError(
-                f"{url}: the mirror's copy of {source} is {found}, not the pinned {sha256}: the "
-                "mirror holds other bytes than the source at its pinned commit; fix the mirror "
-                "or fetch from the source"
-            )
-        raise FetchError(
-            f"{url}: {found} differs from the pinned {sha256} (the file at the pinned commit "
-            "changed, or the download was corrupted); removed, run the command again"
-        )
+        _write(response, part, done, url, progress)
+    digest = _verified(part, url, sha256, source if mirror else None)
     os.replace(part, path)
     return digest

@@ -392,25 +392,8 @@ def build_dataset(
     submissions = [parse_submission(note) for note in listing["notes"]]
     active = [s for s in submissions if s.status == ACTIVE]
 
-    normalised, empty_reviews, forms_used = _normalised_reviews(active, form)
-    all_reviews = [review for reviews in normalised.values() for _, review in reviews]
-    normalised, filter_report = apply_quality_filters(
-        normalised,
-        confidence=lambda item: item[1].confidence,
-        rating=lambda item: item[1].rating,
-        min_confidence=config.min_confidence,
-        min_reviews=config.min_reviews,
-        max_rating_variance=config.max_rating_variance,
-    )
-    eligible = [p.id for p in active if p.id in normalised]
-    if not eligible:
-        raise ValueError(
-            f"no paper of {config.venue} passes the filters (at least {config.min_reviews} "
-            f"non-empty official reviews, min_confidence={config.min_confidence}, "
-            f"max_rating_variance={config.max_rating_variance}; {len(submissions)} submissions "
-            f"listed, {len(active)} neither withdrawn nor desk-rejected); lower --min-reviews, "
-            "relax the filters or check the venue id"
-        )
+    reviews, eligible = _filtered_reviews(config, form, submissions, active)
+    normalised = reviews.normalised
     selected = select_papers(eligible, config.papers, seed=config.seed)
     by_id = {p.id: p for p in active}
 
@@ -437,7 +420,7 @@ def build_dataset(
         eligible=eligible,
         selected=selected,
         records=records,
-        reviews=_Reviews(normalised, all_reviews, empty_reviews, forms_used, filter_report),
+        reviews=reviews,
         pdfs=_Pdfs(texts, fetched, failures, stripped),
     )
     if enricher is not None:
@@ -454,6 +437,33 @@ class _Reviews(NamedTuple):
     empty: int
     forms_used: Counter[str]
     filter_report: dict[str, Any]
+
+
+def _filtered_reviews(
+    config: BuildConfig, form: Any, submissions: list[Any], active: list[Any]
+) -> tuple[_Reviews, list[str]]:
+    """The active papers' official reviews normalised and through the quality filters, and the
+    ids of the papers that pass them (none is a ``ValueError`` saying what to relax)."""
+    normalised, empty_reviews, forms_used = _normalised_reviews(active, form)
+    all_reviews = [review for reviews in normalised.values() for _, review in reviews]
+    normalised, filter_report = apply_quality_filters(
+        normalised,
+        confidence=lambda item: item[1].confidence,
+        rating=lambda item: item[1].rating,
+        min_confidence=config.min_confidence,
+        min_reviews=config.min_reviews,
+        max_rating_variance=config.max_rating_variance,
+    )
+    eligible = [p.id for p in active if p.id in normalised]
+    if not eligible:
+        raise ValueError(
+            f"no paper of {config.venue} passes the filters (at least {config.min_reviews} "
+            f"non-empty official reviews, min_confidence={config.min_confidence}, "
+            f"max_rating_variance={config.max_rating_variance}; {len(submissions)} submissions "
+            f"listed, {len(active)} neither withdrawn nor desk-rejected); lower --min-reviews, "
+            "relax the filters or check the venue id"
+        )
+    return _Reviews(normalised, all_reviews, empty_reviews, forms_used, filter_report), eligible
 
 
 class _Pdfs(NamedTuple):

@@ -120,79 +120,95 @@ def enrich_records(
     card: dict[str, Any] = {"generator": enricher.identity}
     cache = ScoreCache(Path(cache_dir) / "cache.sqlite")
     if enricher.summaries:
-        # an empty review is never rewritten (a model would invent judgments): no summary
-        reviews = [r for record in records for r in record["reviews"] if r["text"].strip()]
-        # each review's rewrite gets room by its length (one batch run per budget)
-        groups: dict[GenerationSettings, list[int]] = {}
-        for index, review in enumerate(reviews):
-            groups.setdefault(rewrite_settings(review["text"]), []).append(index)
-        replies: list[str] = [""] * len(reviews)
-        computed = 0
-        for settings, indexes in sorted(groups.items(), key=lambda g: g[0].max_new_tokens):
-            done, count = _run_cached(
-                [preprocess_messages(reviews[i]["text"]) for i in indexes],
-                enricher,
-                settings,
-                cache,
-                batch_size=enricher.batch_size,
-                desc=f"judgment summaries ({settings.max_new_tokens} new tokens)",
-                progress=progress,
-            )
-            computed += count
-            for index, reply in zip(indexes, done, strict=True):
-                replies[index] = reply
-        without_lines = 0
-        at_limit = []
-        for review, reply in zip(reviews, replies, strict=True):
-            rewrite = Preprocessed.from_reply(reply)
-            review["summary"] = rewrite.judgments
-            without_lines += rewrite.n_judgment_lines == 0
-            if rewrite.hit_limit:
-                at_limit.append(review.get("id"))
-        empty = 0
-        for record in records:
-            for review in record["reviews"]:
-                if not review["text"].strip():
-                    review["summary"] = None
-                    empty += 1
-        card["summaries"] = {
-            "reviews": len(reviews),
-            "computed": computed,
-            "reused_from_cache": len(reviews) - computed,
-            "without_judgment_lines": without_lines,
-            "empty_reviews_not_rewritten": empty,
-            "budget": REWRITE_BUDGET,
-            # rewrites that stopped at their token limit: their last judgments may be lost
-            "at_token_limit": len(at_limit),
-            "at_token_limit_reviews": at_limit,
-        }
+        card["summaries"] = _summaries(records, enricher, cache, progress)
     if enricher.assw:
-        with_text = [r for r in records if (r.get("paper_text") or "").strip()]
-        fit = enricher.fit_text or (lambda text: text)
-        inputs = [fit(r["paper_text"]) for r in with_text]
-        replies, computed = _run_cached(
-            [assw_messages(text) for text in inputs],
+        card["assw"] = _assw(records, enricher, cache, progress)
+    return card
+
+
+def _summaries(
+    records: list[dict[str, Any]], enricher: Enricher, cache: ScoreCache, progress: bool
+) -> dict[str, Any]:
+    """Every non-empty review's judgment summary written into its record (an empty review gets
+    None); the data card's entry."""
+    # an empty review is never rewritten (a model would invent judgments): no summary
+    reviews = [r for record in records for r in record["reviews"] if r["text"].strip()]
+    # each review's rewrite gets room by its length (one batch run per budget)
+    groups: dict[GenerationSettings, list[int]] = {}
+    for index, review in enumerate(reviews):
+        groups.setdefault(rewrite_settings(review["text"]), []).append(index)
+    replies: list[str] = [""] * len(reviews)
+    computed = 0
+    for settings, indexes in sorted(groups.items(), key=lambda g: g[0].max_new_tokens):
+        done, count = _run_cached(
+            [preprocess_messages(reviews[i]["text"]) for i in indexes],
             enricher,
-            ASSW_SETTINGS,
+            settings,
             cache,
-            batch_size=max(1, enricher.batch_size // 4),
-            desc="ASSW summaries",
+            batch_size=enricher.batch_size,
+            desc=f"judgment summaries ({settings.max_new_tokens} new tokens)",
             progress=progress,
         )
-        for record, reply in zip(with_text, replies, strict=True):
-            record["assw"] = reply.strip()
-        assw_at_limit = [r["id"] for r, reply in zip(with_text, replies) if hit_limit(reply)]
-        card["assw"] = {
-            "papers": len(with_text),
-            "texts_shortened_to_fit": sum(
-                len(text) < len(r["paper_text"]) for r, text in zip(with_text, inputs)
-            ),
-            "computed": computed,
-            "reused_from_cache": len(with_text) - computed,
-            "papers_without_text": [
-                r["id"] for r in records if not (r.get("paper_text") or "").strip()
-            ],
-            "at_token_limit": len(assw_at_limit),
-            "at_token_limit_papers": assw_at_limit,
-        }
-    return card
+        computed += count
+        for index, reply in zip(indexes, done, strict=True):
+            replies[index] = reply
+    without_lines = 0
+    at_limit = []
+    for review, reply in zip(reviews, replies, strict=True):
+        rewrite = Preprocessed.from_reply(reply)
+        review["summary"] = rewrite.judgments
+        without_lines += rewrite.n_judgment_lines == 0
+        if rewrite.hit_limit:
+            at_limit.append(review.get("id"))
+    empty = 0
+    for record in records:
+        for review in record["reviews"]:
+            if not review["text"].strip():
+                review["summary"] = None
+                empty += 1
+    return {
+        "reviews": len(reviews),
+        "computed": computed,
+        "reused_from_cache": len(reviews) - computed,
+        "without_judgment_lines": without_lines,
+        "empty_reviews_not_rewritten": empty,
+        "budget": REWRITE_BUDGET,
+        # rewrites that stopped at their token limit: their last judgments may be lost
+        "at_token_limit": len(at_limit),
+        "at_token_limit_reviews": at_limit,
+    }
+
+
+def _assw(
+    records: list[dict[str, Any]], enricher: Enricher, cache: ScoreCache, progress: bool
+) -> dict[str, Any]:
+    """Each paper's author-stated strengths and weaknesses written into its record where it
+    has a text; the data card's entry."""
+    with_text = [r for r in records if (r.get("paper_text") or "").strip()]
+    fit = enricher.fit_text or (lambda text: text)
+    inputs = [fit(r["paper_text"]) for r in with_text]
+    replies, computed = _run_cached(
+        [assw_messages(text) for text in inputs],
+        enricher,
+        ASSW_SETTINGS,
+        cache,
+        batch_size=max(1, enricher.batch_size // 4),
+        desc="ASSW summaries",
+        progress=progress,
+    )
+    for record, reply in zip(with_text, replies, strict=True):
+        record["assw"] = reply.strip()
+    assw_at_limit = [r["id"] for r, reply in zip(with_text, replies) if hit_limit(reply)]
+    return {
+        "papers": len(with_text),
+        "texts_shortened_to_fit": sum(
+            len(text) < len(r["paper_text"]) for r, text in zip(with_text, inputs)
+        ),
+        "computed": computed,
+        "reused_from_cache": len(with_text) - computed,
+        "papers_without_text": [
+            r["id"] for r in records if not (r.get("paper_text") or "").strip()
+        ],
+        "at_token_limit": len(assw_at_limit),
+        "at_token_limit_papers": assw_at_limit,
+    }

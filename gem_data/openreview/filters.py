@@ -56,6 +56,69 @@ def _totals(papers: Mapping[str, Sequence[Any]]) -> tuple[int, int]:
     return len(papers), sum(len(reviews) for reviews in papers.values())
 
 
+def _by_confidence(
+    current: dict[str, list[R]],
+    confidence: Callable[[R], float | None],
+    min_confidence: float | None,
+) -> tuple[dict[str, list[R]], dict[str, Any]]:
+    """The reviews whose confidence is at least ``min_confidence`` (a review without one is
+    removed and counted), and the step's report; off (``None``) removes nothing."""
+    papers_in, reviews_in = _totals(current)
+    step: dict[str, Any] = {"threshold": min_confidence}
+    if min_confidence is None:
+        return current, step
+    without = 0
+    for pid, reviews in current.items():
+        kept = []
+        for review in reviews:
+            value = confidence(review)
+            if value is None:
+                without += 1
+            elif value >= min_confidence:
+                kept.append(review)
+        current[pid] = kept
+    step.update(
+        papers_in=papers_in,
+        reviews_in=reviews_in,
+        reviews_removed=reviews_in - _totals(current)[1],
+        reviews_without_confidence=without,
+        papers_removed=0,
+    )
+    return current, step
+
+
+def _by_rating_variance(
+    current: dict[str, list[R]],
+    rating: Callable[[R], float | None],
+    max_rating_variance: float | None,
+) -> tuple[dict[str, list[R]], dict[str, Any]]:
+    """The papers whose reviews' ratings vary by at most ``max_rating_variance`` (population
+    variance; a paper with no rating is kept and counted), and the step's report; off
+    (``None``) removes nothing."""
+    papers_in, reviews_in = _totals(current)
+    step: dict[str, Any] = {"threshold": max_rating_variance}
+    if max_rating_variance is None:
+        return current, step
+    unrated = 0
+    kept_papers: dict[str, list[R]] = {}
+    for pid, reviews in current.items():
+        ratings = [r for r in (rating(review) for review in reviews) if r is not None]
+        if not ratings:
+            unrated += 1
+            kept_papers[pid] = reviews
+        elif population_variance(ratings) <= max_rating_variance + _ROUNDING:
+            kept_papers[pid] = reviews
+    papers_out, reviews_out = _totals(kept_papers)
+    step.update(
+        papers_in=papers_in,
+        reviews_in=reviews_in,
+        papers_removed=papers_in - papers_out,
+        reviews_removed=reviews_in - reviews_out,
+        papers_without_rating=unrated,
+    )
+    return kept_papers, step
+
+
 def apply_quality_filters(
     papers: Mapping[str, Sequence[R]],
     *,
@@ -82,28 +145,7 @@ def apply_quality_filters(
     current: dict[str, list[R]] = {pid: list(reviews) for pid, reviews in papers.items()}
     report: dict[str, Any] = {"order": list(ORDER)}
 
-    papers_in, reviews_in = _totals(current)
-    step: dict[str, Any] = {"threshold": min_confidence}
-    if min_confidence is not None:
-        without = 0
-        for pid, reviews in current.items():
-            kept = []
-            for review in reviews:
-                value = confidence(review)
-                if value is None:
-                    without += 1
-                elif value >= min_confidence:
-                    kept.append(review)
-            current[pid] = kept
-        step.update(
-            papers_in=papers_in,
-            reviews_in=reviews_in,
-            reviews_removed=reviews_in - _totals(current)[1],
-            reviews_without_confidence=without,
-            papers_removed=0,
-        )
-    report["min_confidence"] = step
-
+    current, report["min_confidence"] = _by_confidence(current, confidence, min_confidence)
     papers_in, reviews_in = _totals(current)
     current = {pid: reviews for pid, reviews in current.items() if len(reviews) >= min_reviews}
     papers_out, reviews_out = _totals(current)
@@ -114,28 +156,7 @@ def apply_quality_filters(
         "papers_removed": papers_in - papers_out,
         "reviews_removed": reviews_in - reviews_out,
     }
-
-    papers_in, reviews_in = _totals(current)
-    step = {"threshold": max_rating_variance}
-    if max_rating_variance is not None:
-        unrated = 0
-        kept_papers: dict[str, list[R]] = {}
-        for pid, reviews in current.items():
-            ratings = [r for r in (rating(review) for review in reviews) if r is not None]
-            if not ratings:
-                unrated += 1
-                kept_papers[pid] = reviews
-            elif population_variance(ratings) <= max_rating_variance + _ROUNDING:
-                kept_papers[pid] = reviews
-        current = kept_papers
-        papers_out, reviews_out = _totals(current)
-        step.update(
-            papers_in=papers_in,
-            reviews_in=reviews_in,
-            papers_removed=papers_in - papers_out,
-            reviews_removed=reviews_in - reviews_out,
-            papers_without_rating=unrated,
-        )
+    current, step = _by_rating_variance(current, rating, max_rating_variance)
     report["max_rating_variance"] = step
     report["papers_out"], report["reviews_out"] = _totals(current)
     return current, report

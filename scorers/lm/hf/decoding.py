@@ -30,7 +30,7 @@ batched matrix products; ``benchmarks/generation.py`` compares them with transfo
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import torch
@@ -102,14 +102,7 @@ def decode(
         ValueError: an empty prompt, a negative ``max_new_tokens`` or ``temperature``, or a
             repetition penalty <= 0.
     """
-    if max_new_tokens < 0:
-        raise ValueError(f"max_new_tokens must be >= 0, got {max_new_tokens}")
-    if temperature < 0:
-        raise ValueError(f"temperature must be >= 0, got {temperature}")
-    if repetition_penalty <= 0:
-        raise ValueError(f"repetition_penalty must be > 0, got {repetition_penalty}")
-    if any(len(p) == 0 for p in prompts):
-        raise ValueError("cannot generate from an empty prompt")
+    _check_arguments(prompts, max_new_tokens, temperature, repetition_penalty)
     if not prompts or max_new_tokens == 0:
         return [[] for _ in prompts]
     stats = stats if stats is not None else Counter()
@@ -117,7 +110,6 @@ def decode(
     lengths = torch.tensor([len(p) for p in prompts], device=device)
     width = int(lengths.max())
     capacity = width + max_new_tokens
-    rows = len(prompts)
 
     if prefill_batch_tokens == 1 and share_prefixes:
         buffers, logits, computed = _prefill_shared(model, prompts, width, capacity, min_shared)
@@ -128,35 +120,40 @@ def decode(
     stats["prefill_tokens_computed"] += computed
     cache = cache_holding(model.config, buffers, width)
 
-    # tokens seen by the repetition penalty: each row's prompt, its padding filled with the row's
-    # first token (a duplicate changes nothing), then what it generates
-    seen = torch.empty((rows, capacity), dtype=torch.long, device=device)
-    attention = torch.zeros((rows, capacity), dtype=torch.long, device=device)
-    for row, ids in enumerate(prompts):
-        seen[row, : width - len(ids)] = ids[0]
-        seen[row, width - len(ids) : width] = torch.tensor(list(ids), device=device)
-        attention[row, width - len(ids) : width] = 1
+    seen, attention = _seen_and_attention(prompts, width, capacity, device)
     stops = torch.tensor(sorted(set(stop_ids)), device=device)
     generator = None
     if temperature > 0:
         generator = torch.Generator(device=device).manual_seed(seed)
 
-    outputs: list[list[int]] = [[] for _ in prompts]
-    active = torch.arange(rows, device=device)  # original index of each batch row
+    def choose(logits: torch.Tensor, history: torch.Tensor) -> torch.Tensor:
+        return _choose(logits, history, repetition_penalty, temperature, generator)
+
+    return _steps(
+        model, logits, cache, seen, attention, lengths, width, max_new_tokens, stops, choose, stats
+    )
+
+
+def _steps(
+    model: Any,
+    logits: torch.Tensor,
+    cache: Any,
+    seen: torch.Tensor,
+    attention: torch.Tensor,
+    lengths: torch.Tensor,
+    width: int,
+    max_new_tokens: int,
+    stops: torch.Tensor,
+    choose: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
+    stats: Counter[str],
+) -> list[list[int]]:
+    """:func:`decode`'s steps after the prefill: each step chooses every active row's token
+    from ``logits``, records it (a stop token ends the row, which leaves the batch and the
+    cache), and runs the one-token forward of the rows left."""
+    outputs: list[list[int]] = [[] for _ in range(len(lengths))]
+    active = torch.arange(len(lengths), device=lengths.device)  # original index of each row
     for step in range(max_new_tokens):
-        scores = logits.float()
-        if repetition_penalty != 1.0:
-            history = seen[:, : width + step]
-            picked = torch.gather(scores, 1, history)
-            picked = torch.where(
-                picked < 0, picked * repetition_penalty, picked / repetition_penalty
-            )
-            scores = scores.scatter(1, history, picked)
-        if generator is None:
-            chosen = scores.argmax(dim=-1)
-        else:
-            probabilities = torch.softmax(scores / temperature, dim=-1)
-            chosen = torch.multinomial(probabilities, 1, generator=generator).squeeze(1)
+        chosen = choose(logits, seen[:, : width + step])
         stopped = torch.isin(chosen, stops)
         for index, token, stop in zip(active.tolist(), chosen.tolist(), stopped.tolist()):
             if not stop:
@@ -185,6 +182,60 @@ def decode(
         logits = out.logits[:, -1]
         stats["decode_steps"] += 1
     return outputs
+
+
+def _check_arguments(
+    prompts: Sequence[Sequence[int]],
+    max_new_tokens: int,
+    temperature: float,
+    repetition_penalty: float,
+) -> None:
+    """:func:`decode`'s argument checks (its Raises)."""
+    if max_new_tokens < 0:
+        raise ValueError(f"max_new_tokens must be >= 0, got {max_new_tokens}")
+    if temperature < 0:
+        raise ValueError(f"temperature must be >= 0, got {temperature}")
+    if repetition_penalty <= 0:
+        raise ValueError(f"repetition_penalty must be > 0, got {repetition_penalty}")
+    if any(len(p) == 0 for p in prompts):
+        raise ValueError("cannot generate from an empty prompt")
+
+
+def _seen_and_attention(
+    prompts: Sequence[Sequence[int]], width: int, capacity: int, device: Any
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The tokens the repetition penalty has seen (each row's prompt, its left padding filled
+    with the row's first token, a duplicate that changes nothing; then what it generates) and
+    the attention mask (the prompt's columns), both ``rows x capacity``."""
+    rows = len(prompts)
+    seen = torch.empty((rows, capacity), dtype=torch.long, device=device)
+    attention = torch.zeros((rows, capacity), dtype=torch.long, device=device)
+    for row, ids in enumerate(prompts):
+        seen[row, : width - len(ids)] = ids[0]
+        seen[row, width - len(ids) : width] = torch.tensor(list(ids), device=device)
+        attention[row, width - len(ids) : width] = 1
+    return seen, attention
+
+
+def _choose(
+    logits: torch.Tensor,
+    history: torch.Tensor,
+    repetition_penalty: float,
+    temperature: float,
+    generator: torch.Generator | None,
+) -> torch.Tensor:
+    """Each row's next token from its last logits: transformers' repetition penalty over the
+    tokens in ``history``, then the argmax (greedy, ``generator`` None) or a sample at
+    ``temperature``."""
+    scores = logits.float()
+    if repetition_penalty != 1.0:
+        picked = torch.gather(scores, 1, history)
+        picked = torch.where(picked < 0, picked * repetition_penalty, picked / repetition_penalty)
+        scores = scores.scatter(1, history, picked)
+    if generator is None:
+        return scores.argmax(dim=-1)
+    probabilities = torch.softmax(scores / temperature, dim=-1)
+    return torch.multinomial(probabilities, 1, generator=generator).squeeze(1)
 
 
 def _allocate(

@@ -193,7 +193,6 @@ class BinocularsMetric(Metric):
             threshold=threshold,
             threshold_calibrated=self.calibrated,
         )
-        calibration = "calibrated" if self.calibrated else "uncalibrated"
         base: dict[str, Any] = {"threshold": threshold, "threshold_calibrated": self.calibrated}
         if not item.candidate.strip():
             raise Unscored(
@@ -227,6 +226,21 @@ class BinocularsMetric(Metric):
                 details=base,
                 signature=signature,
             )
+        return self._result(list(fields), scores, base, skipped, layout, signature)
+
+    def _result(
+        self,
+        fields: list[str],
+        scores: list[Any],
+        base: dict[str, Any],
+        skipped: dict[str, str],
+        layout: str,
+        signature: BinocularsSignature,
+    ) -> Result:
+        """The review's Binoculars score (the mean over its scored fields), its verdict at the
+        threshold, one term per field and the explanation."""
+        threshold = self.options.threshold
+        calibration = "calibrated" if self.calibrated else "uncalibrated"
         per_field = {name: s.score for name, s in zip(fields, scores)}
         value = math.fsum(per_field.values()) / len(per_field)
         ai_generated = value < threshold

@@ -390,53 +390,8 @@ class ScoringRuleMetric(Metric):
                     "empty_candidate": True,
                 }
             if self.binary_critic:
-                questions = [
-                    support_messages(candidate, s, domain=item.domain)
-                    if self.representation == "statement"
-                    else same_item_messages(candidate, s, domain=item.domain)
-                    for s in units
-                ]
-                asked = await ask_many(oracle, questions, parse_critic, settings=YES_NO_SETTINGS)
-                if asked.failures:
-                    first = asked.failures[0]
-                    return None, {
-                        "reference_id": review.id,
-                        "oracle_calls": asked.calls,
-                        "reason": f"reference {review.id}: unreadable oracle reply: "
-                        f"{asked.reasons[first]}",
-                    }
-                critics = [float(v) for v in asked.values if v is not None]
-                value = _aggregate(critics, "mean")  # T_Ψ: a mean keeps |T| ≤ ½ (App. C)
-                return value, {
-                    "reference_id": review.id,
-                    "critic": value,
-                    "answers": critics,
-                    "statements": len(units),
-                    "oracle_calls": asked.calls,
-                }
-            question = likelihood_messages(candidate, units, synopsis=synopsis, domain=item.domain)
-            asked = await ask_many(
-                oracle,
-                [question],
-                lambda reply: parse_likelihood(reply, len(units)),
-                settings=replace(ORACLE_SETTINGS, max_new_tokens=self.options.max_tokens),
-            )
-            [ks] = asked.values
-            if ks is None:
-                return None, {
-                    "reference_id": review.id,
-                    "oracle_calls": asked.calls,
-                    "reason": f"reference {review.id}: unreadable oracle reply: {asked.reasons[0]}",
-                }
-            aggregation = self.options.aggregation if self.representation == "statement" else "mean"
-            value = _aggregate([log_ratio(k) for k in ks], aggregation)
-            return value, {
-                "reference_id": review.id,
-                "log_ratio": value,
-                "scores": list(ks),
-                "statements": len(units),
-                "oracle_calls": asked.calls,
-            }
+                return await self._critic(oracle, candidate, review.id, units, item.domain)
+            return await self._log_ratio(oracle, candidate, review.id, units, synopsis, item.domain)
 
         usable = [r for r in references if r.id in statements]
         outcomes = await asyncio.gather(*(per_reference(r) for r in usable))
@@ -459,6 +414,72 @@ class ScoringRuleMetric(Metric):
             side.terms.append(term)
         return positive, negative, details, oracle.identity, decomposer
 
+    async def _critic(
+        self, oracle: Any, candidate: str, reference: str, units: list[str], domain: str
+    ) -> tuple[float | None, dict[str, Any]]:
+        """The binary oracle's critic T_Ψ for one reference: the mean of its answers over the
+        reference's statements (or its whole text); None with the reason when one answer is
+        unreadable."""
+        questions = [
+            support_messages(candidate, s, domain=domain)
+            if self.representation == "statement"
+            else same_item_messages(candidate, s, domain=domain)
+            for s in units
+        ]
+        asked = await ask_many(oracle, questions, parse_critic, settings=YES_NO_SETTINGS)
+        if asked.failures:
+            first = asked.failures[0]
+            return None, {
+                "reference_id": reference,
+                "oracle_calls": asked.calls,
+                "reason": f"reference {reference}: unreadable oracle reply: {asked.reasons[first]}",
+            }
+        critics = [float(v) for v in asked.values if v is not None]
+        value = _aggregate(critics, "mean")  # T_Ψ: a mean keeps |T| ≤ ½ (App. C)
+        return value, {
+            "reference_id": reference,
+            "critic": value,
+            "answers": critics,
+            "statements": len(units),
+            "oracle_calls": asked.calls,
+        }
+
+    async def _log_ratio(
+        self,
+        oracle: Any,
+        candidate: str,
+        reference: str,
+        units: list[str],
+        synopsis: str | None,
+        domain: str,
+    ) -> tuple[float | None, dict[str, Any]]:
+        """The likelihood oracle's log r̂ for one reference: its 7-point answers, one per
+        statement, as log-ratios, aggregated; None with the reason when the reply is
+        unreadable."""
+        question = likelihood_messages(candidate, units, synopsis=synopsis, domain=domain)
+        asked = await ask_many(
+            oracle,
+            [question],
+            lambda reply: parse_likelihood(reply, len(units)),
+            settings=replace(ORACLE_SETTINGS, max_new_tokens=self.options.max_tokens),
+        )
+        [ks] = asked.values
+        if ks is None:
+            return None, {
+                "reference_id": reference,
+                "oracle_calls": asked.calls,
+                "reason": f"reference {reference}: unreadable oracle reply: {asked.reasons[0]}",
+            }
+        aggregation = self.options.aggregation if self.representation == "statement" else "mean"
+        value = _aggregate([log_ratio(k) for k in ks], aggregation)
+        return value, {
+            "reference_id": reference,
+            "log_ratio": value,
+            "scores": list(ks),
+            "statements": len(units),
+            "oracle_calls": asked.calls,
+        }
+
     # ------------------------------------------------------------------ scoring
 
     async def compute(self, item: Item, resources: Resources) -> Result:
@@ -474,36 +495,7 @@ class ScoringRuleMetric(Metric):
                 "other papers; the tasks draw them with -T negatives=4)",
                 signature=signature,
             )
-        details: dict[str, Any]
-        try:
-            if self.representation == "token":
-                positive, negative, details, gem_signature = await self._token_side(
-                    item, resources, negatives
-                )
-                gem = gem_signature.as_dict() if gem_signature else {}
-                signature = self._signature(
-                    domain=item.domain,
-                    negatives=count,
-                    oracle="none",
-                    preprocessor=str(gem.get("preprocessor", "none")),
-                    evaluation_lm=str(gem.get("evaluation_lm", "")),
-                    gem_prompts=gem.get("prompts", {}),
-                )
-            else:
-                positive, negative, details, oracle, decomposer = await self._oracle_side(
-                    item, resources, negatives
-                )
-                signature = self._signature(
-                    negatives=count, oracle=oracle, preprocessor=decomposer, domain=item.domain
-                )
-        except Unscored as unscored:
-            unscored.signature = self._signature(
-                domain=item.domain,
-                negatives=count,
-                oracle=resources.generator(ORACLE_ROLE).identity,
-                preprocessor="none",
-            )
-            raise
+        positive, negative, details, signature = await self._sides(item, resources, negatives)
         terms = [{"side": "positive", **t} for t in positive.terms] + [
             {"side": "negative", **t} for t in negative.terms
         ]
@@ -546,6 +538,43 @@ class ScoringRuleMetric(Metric):
             details=details,
             signature=signature,
         )
+
+    async def _sides(
+        self, item: Item, resources: Resources, negatives: tuple[Review, ...]
+    ) -> tuple[_Side, _Side, dict[str, Any], ScoringRuleSignature]:
+        """The positive and negative references' quantities, the details and the signature of
+        who computed them; an item given up on the way is signed with the oracle it asked."""
+        count = len(negatives)
+        try:
+            if self.representation == "token":
+                positive, negative, details, gem_signature = await self._token_side(
+                    item, resources, negatives
+                )
+                gem = gem_signature.as_dict() if gem_signature else {}
+                signature = self._signature(
+                    domain=item.domain,
+                    negatives=count,
+                    oracle="none",
+                    preprocessor=str(gem.get("preprocessor", "none")),
+                    evaluation_lm=str(gem.get("evaluation_lm", "")),
+                    gem_prompts=gem.get("prompts", {}),
+                )
+            else:
+                positive, negative, details, oracle, decomposer = await self._oracle_side(
+                    item, resources, negatives
+                )
+                signature = self._signature(
+                    negatives=count, oracle=oracle, preprocessor=decomposer, domain=item.domain
+                )
+        except Unscored as unscored:
+            unscored.signature = self._signature(
+                domain=item.domain,
+                negatives=count,
+                oracle=resources.generator(ORACLE_ROLE).identity,
+                preprocessor="none",
+            )
+            raise
+        return positive, negative, details, signature
 
     def _estimate(self, positive: list[float], negative: list[float]) -> estimators.Estimate:
         if self.binary_critic:

@@ -256,27 +256,7 @@ class GppmJudgment(Metric):
         oracle = resources.generator(ORACLE_ROLE)
 
         def signature_by(writer: str | None) -> JudgmentSignature:
-            return JudgmentSignature(
-                metric=self.name,
-                family="gppm",
-                version=JUDGMENT_VERSION,
-                max_tokens=self.options.max_tokens,
-                preprocessor=writer or "dataset summaries",
-                oracle=oracle.identity,
-                synopsis="abstract" if self.with_abstract else f"placeholder {NOT_GIVEN!r}",
-                rewrite_budget=REWRITE_BUDGET,
-                prompts=prompt_hashes(  # in the item's domain wording
-                    [
-                        template(item.domain, name)
-                        for name in (
-                            "gppm/judgment_system",
-                            "gppm/judgment_user",
-                            "gem/preprocess_system",
-                            "gem/preprocess_user",
-                        )
-                    ]
-                ),
-            )
+            return self._signature(writer, oracle.identity, item.domain)
 
         if self.with_abstract and not item.paper.has_abstract:
             reason = f"no abstract ({item.paper.abstract_problem})"
@@ -312,30 +292,9 @@ class GppmJudgment(Metric):
             line_scores, replies, calls = answers.values, answers.replies, answers.item_calls
         else:  # an empty candidate reveals nothing: every judgment scores 0, nothing is asked
             line_scores, replies, calls = [[]] * len(asked), [""] * len(asked), [0] * len(asked)
-        terms: list[dict[str, Any]] = []
-        unreadable: dict[str, str] = {}
-        for (reference_id, lines), scores, reply, n_calls in zip(
-            asked, line_scores, replies, calls, strict=True
-        ):
-            if hit_limit(reply):  # its last lines may be lost: the authors' parser counts 0
-                hits[f"oracle reply for reference {reference_id}"] = settings.max_new_tokens
-            if scores is None:
-                unreadable[reference_id] = (
-                    f"unreadable oracle reply after {n_calls} call(s): no line with a score "
-                    f"(SCORE=k, k in -3..3); reply: {reply[:200]!r}"
-                )
-                continue
-            found = [s for s in scores if s is not None]
-            terms.append(
-                {
-                    "reference_id": reference_id,
-                    "bits": float(sum(found)),
-                    "target_judgments": len(lines),
-                    "scored_lines": len(found),
-                    "unscored_lines": len(scores) - len(found),
-                    "oracle_calls": n_calls,
-                }
-            )
+        terms, unreadable = _reference_terms(
+            asked, line_scores, replies, calls, hits, settings.max_new_tokens
+        )
         details = {
             "skipped_references": {**skipped, **unreadable},
             "flags": [] if has_judgments else ["empty_candidate"],
@@ -357,6 +316,70 @@ class GppmJudgment(Metric):
             details=details,
             signature=signature,
         ).note_limits(hits)
+
+    def _signature(self, writer: str | None, oracle: str, domain: str) -> JudgmentSignature:
+        """The signature of a judgment score whose rewrites ``writer`` wrote (None: the
+        dataset's summaries) and whose 7-point answers ``oracle`` gave, in ``domain``'s
+        wording."""
+        return JudgmentSignature(
+            metric=self.name,
+            family="gppm",
+            version=JUDGMENT_VERSION,
+            max_tokens=self.options.max_tokens,
+            preprocessor=writer or "dataset summaries",
+            oracle=oracle,
+            synopsis="abstract" if self.with_abstract else f"placeholder {NOT_GIVEN!r}",
+            rewrite_budget=REWRITE_BUDGET,
+            prompts=prompt_hashes(  # in the item's domain wording
+                [
+                    template(domain, name)
+                    for name in (
+                        "gppm/judgment_system",
+                        "gppm/judgment_user",
+                        "gem/preprocess_system",
+                        "gem/preprocess_user",
+                    )
+                ]
+            ),
+        )
+
+
+def _reference_terms(
+    asked: list[tuple[str, list[str]]],
+    line_scores: list[list[int | None] | None],
+    replies: list[str],
+    calls: list[int],
+    hits: dict[str, int],
+    max_new_tokens: int,
+) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """One term per reference whose 7-point reply could be read (its summed bits), and the
+    references whose reply could not (id -> why); a reply that hit ``max_new_tokens`` is noted
+    in ``hits`` (its last lines may be lost: the authors' parser counts them 0)."""
+    terms: list[dict[str, Any]] = []
+    unreadable: dict[str, str] = {}
+    for (reference_id, lines), scores, reply, n_calls in zip(
+        asked, line_scores, replies, calls, strict=True
+    ):
+        if hit_limit(reply):
+            hits[f"oracle reply for reference {reference_id}"] = max_new_tokens
+        if scores is None:
+            unreadable[reference_id] = (
+                f"unreadable oracle reply after {n_calls} call(s): no line with a score "
+                f"(SCORE=k, k in -3..3); reply: {reply[:200]!r}"
+            )
+            continue
+        found = [s for s in scores if s is not None]
+        terms.append(
+            {
+                "reference_id": reference_id,
+                "bits": float(sum(found)),
+                "target_judgments": len(lines),
+                "scored_lines": len(found),
+                "unscored_lines": len(scores) - len(found),
+                "oracle_calls": n_calls,
+            }
+        )
+    return terms, unreadable
 
 
 def _line_scores(reply: str) -> list[int | None]:
