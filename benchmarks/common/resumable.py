@@ -34,6 +34,7 @@ from inspect_ai.log import list_eval_logs, read_eval_log
 
 from benchmarks.common.machine import describe_machine
 from benchmarks.common.manifest import Run
+from benchmarks.common.paths import missing_data
 
 JOURNAL = "invocations.json"
 HEARTBEAT_S = 30.0
@@ -205,6 +206,30 @@ def add_fresh_option(
 ) -> None:
     """The ``--fresh`` flag of a resumable run's command line (for :class:`Journal`'s ``fresh``)."""
     parser.add_argument("--fresh", action="store_true", help=help)
+
+
+def start_journal(
+    args: argparse.Namespace,
+    settings: dict[str, Any],
+    *,
+    inputs: Sequence[Path] | None = None,
+    logs: bool = True,
+) -> tuple[Run, Journal]:
+    """The start of a resumable experiment whose command line has ``--data``, ``--out`` and
+    ``--fresh``: the data file checked (a missing one says how to fetch it), the run's
+    provenance (its ``inputs``, by default the data file alone; every argument as given) and its
+    journal, whose ``settings`` (what decides the numbers; the data file is one) a resume must
+    repeat. ``logs``: the rows' Inspect logs live in ``<out>/logs``."""
+    if not args.data.exists():
+        raise SystemExit(missing_data(args.data))
+    provenance = Run(args.out, data=list(inputs or [args.data]), settings=vars(args))
+    journal = Journal(
+        provenance,
+        settings={"data": str(args.data), **settings},
+        fresh=args.fresh,
+        logs=args.out / "logs" if logs else None,
+    )
+    return provenance, journal
 
 
 def resumable_eval(task: Task, log_dir: Path, **options: Any) -> str:

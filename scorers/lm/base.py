@@ -144,6 +144,28 @@ class EvaluationLM(Protocol):
         ...
 
 
+class BackendLM:
+    """The base of an :class:`EvaluationLM` backend that holds its model (transformers, a vLLM
+    engine or server): the identity, tokenizer and length limit it set when it was built, read
+    back as the protocol's properties."""
+
+    _identity: str
+    _tokenizer: Any
+    _max_length: int | None = None
+
+    @property
+    def identity(self) -> str:
+        return self._identity
+
+    @property
+    def tokenizer(self) -> Any:
+        return self._tokenizer
+
+    @property
+    def max_length(self) -> int | None:
+        return self._max_length
+
+
 class WrappedEvaluationLM:
     """The base of an :class:`EvaluationLM` that wraps another (the score cache, the batching
     layer): the wrapped ``backend``'s identity, tokenizer and length limit, which a wrapper never

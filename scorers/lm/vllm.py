@@ -28,6 +28,7 @@ from typing import Any
 
 from scorers.errors import EvaluationLMError
 from scorers.lm.base import (
+    BackendLM,
     ChatMessage,
     GenerationSettings,
     LogprobResult,
@@ -88,7 +89,7 @@ def engine_identity(base: str, dtype: str, quantization: str | None) -> str:
     return f"{identity}+{quantization}" if quantization else identity
 
 
-class VLLMEngineLM:
+class VLLMEngineLM(BackendLM):
     """An in-process vLLM ``AsyncLLM`` engine on its own event-loop thread.
 
     ``engine_args`` pass through to ``AsyncEngineArgs`` (dtype, max_model_len,
@@ -159,18 +160,6 @@ class VLLMEngineLM:
 
     def _run(self, coroutine: Any) -> Any:
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
-
-    @property
-    def identity(self) -> str:
-        return self._identity
-
-    @property
-    def tokenizer(self) -> Any:
-        return self._tokenizer
-
-    @property
-    def max_length(self) -> int | None:
-        return self._max_length
 
     async def _rendered(self, prompt_ids: list[int]) -> Any:
         """A token-id prompt as the engine takes it: rendered by the engine's own renderer where
@@ -311,7 +300,7 @@ def lora_request(adapter: str | Path) -> Any:
 _RETRY_STATUS = {408, 429, 500, 502, 503, 504}
 
 
-class VLLMServerLM:
+class VLLMServerLM(BackendLM):
     """Running ``vllm serve`` instances, used round-robin over ``base_urls``.
 
     Connection failures, timeouts and 408/429/5xx answers are retried with exponential backoff
@@ -366,18 +355,6 @@ class VLLMServerLM:
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.Client(timeout=timeout, headers=headers)
         self._pool = ThreadPoolExecutor(max_workers=max_concurrency)
-
-    @property
-    def identity(self) -> str:
-        return self._identity
-
-    @property
-    def tokenizer(self) -> Any:
-        return self._tokenizer
-
-    @property
-    def max_length(self) -> int | None:
-        return self._max_length
 
     def _next_url(self) -> str:
         with self._cycle_lock:

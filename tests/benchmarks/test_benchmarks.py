@@ -680,7 +680,7 @@ def test_rewrite_budget_benchmark_counts_cut_rewrites_under_both_rules(tmp_path:
             "seed": 0,
             "seconds": 3.5,
             "invocations": 2,
-            "provenance": bench.Run(tmp_path / "out").record,
+            "provenance": load_benchmark("common.manifest").Run(tmp_path / "out").record,
         }
     )
     table = bench.summary_markdown(result)

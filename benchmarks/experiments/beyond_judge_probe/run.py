@@ -41,9 +41,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common.manifest import Run
-from benchmarks.common.paths import DATA, missing_data
-from benchmarks.common.resumable import Journal, add_fresh_option, journalled_result
+from benchmarks.common.paths import DATA
+from benchmarks.common.resumable import add_fresh_option, journalled_result, start_journal
 from scorers.data.sources.gem_release import gem_release_records
 from scorers.lm.answers import YES_NO_SETTINGS, parse_yes_no
 from scorers.lm.asking import ask_many
@@ -177,16 +176,8 @@ def main(argv: list[str] | None = None, *, resources: Resources | None = None) -
     parser.add_argument("--out", type=Path, default=HERE / "results")
     add_fresh_option(parser)
     args = parser.parse_args(argv)
-    if not args.data.exists():
-        raise SystemExit(missing_data(args.data))
-    provenance = Run(args.out, data=[args.data], settings=vars(args))
-    settings = {
-        "data": str(args.data),
-        "reviews": args.reviews,
-        "seed": args.seed,
-        "scorer_lm": args.scorer_lm,
-    }
-    journal = Journal(provenance, settings=settings, fresh=args.fresh)
+    settings = {"reviews": args.reviews, "seed": args.seed, "scorer_lm": args.scorer_lm}
+    provenance, journal = start_journal(args, settings, logs=False)
 
     def probe() -> dict[str, Any]:
         pairs = probe_pairs(gem_release_records(args.data), reviews=args.reviews, seed=args.seed)

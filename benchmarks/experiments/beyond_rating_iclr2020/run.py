@@ -39,11 +39,15 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.common.manifest import Run
 from benchmarks.common.model_options import add_model_options, lm_args, model_options
-from benchmarks.common.paths import DATA, missing_data
+from benchmarks.common.paths import DATA
 from benchmarks.common.records import write_records
-from benchmarks.common.resumable import Journal, add_fresh_option, finished_log, run_row
+from benchmarks.common.resumable import (
+    add_fresh_option,
+    finished_log,
+    run_row,
+    start_journal,
+)
 from gem_tasks.tasks.review_quality import review_quality
 from gem_tasks.tasks.review_quality.review_quality import ALL_EXPERTS, DEFAULT_SCORERS
 from gem_tasks.tasks.robustness import robustness
@@ -187,11 +191,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     runs = [r.strip() for r in args.runs.split(",") if r.strip()]
     if unknown := sorted(set(runs) - set(RUNS)):
         raise SystemExit(f"--runs: unknown run(s) {unknown}; choose from {list(RUNS)}")
-    if not args.data.exists():
-        raise SystemExit(missing_data(args.data))
-    provenance = Run(args.out, data=[args.data], settings=vars(args))
     settings = {  # what decides the numbers: a resume with others is refused
-        "data": str(args.data),
         "papers": args.papers,
         "scorers": args.scorers,
         "max_samples": args.max_samples,
@@ -200,8 +200,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "device": args.device,
         "max_connections": args.max_connections,
     }
+    provenance, journal = start_journal(args, settings)
     logs = args.out / "logs"
-    journal = Journal(provenance, settings=settings, fresh=args.fresh, logs=logs)
     records = str(write_records(args.data, args.out, args.papers, release=False))
     given = lm_args(args)
     options = None

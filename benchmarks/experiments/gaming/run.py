@@ -38,10 +38,10 @@ from pathlib import Path
 import numpy as np
 from inspect_ai.log import list_eval_logs, read_eval_log
 
-from benchmarks.common.manifest import Run, files_named_in
-from benchmarks.common.paths import DATA, missing_data
+from benchmarks.common.manifest import files_named_in
+from benchmarks.common.paths import DATA
 from benchmarks.common.records import write_records
-from benchmarks.common.resumable import Journal, add_fresh_option, run_row
+from benchmarks.common.resumable import Journal, add_fresh_option, run_row, start_journal
 from gem_tasks.analysis.report import write_report
 from gem_tasks.tasks.iclr import iclr
 from gem_tasks.tasks.robustness import robustness
@@ -284,13 +284,8 @@ def main(argv: list[str] | None = None) -> None:
     strategies = [s for s in GAMING if not (judgments and s in NEEDS_ABSTRACT)]
     if judgments:
         args.skip_model = True  # the model's own reviews would need rewriting by the LM
-    if not args.data.exists():
-        raise SystemExit(missing_data(args.data))
-    inputs = [args.data, *files_named_in(args.scorer_options)]  # a fit file, say
-    provenance = Run(args.out, data=inputs, settings=vars(args))
     settings = {  # what decides the numbers: a resume with others is refused
         "level": args.level,
-        "data": str(args.data),
         "papers": args.papers,
         "scorer_lm": args.scorer_lm,
         "dtype": args.dtype,
@@ -300,8 +295,9 @@ def main(argv: list[str] | None = None) -> None:
         "scorer_options": args.scorer_options,
         "model_papers": args.model_papers,
     }
+    inputs = [args.data, *files_named_in(args.scorer_options)]  # a fit file, say
+    provenance, journal = start_journal(args, settings, inputs=inputs)
     logs = args.out / "logs"
-    journal = Journal(provenance, settings=settings, fresh=args.fresh, logs=logs)
     records = write_records(args.data, args.out, args.papers, release=judgments)
     lm_args = {"dtype": args.dtype, "generation_batch_tokens": args.generation_batch_tokens}
     if args.only:  # in the order given, so that a split run measures what matters first

@@ -23,9 +23,8 @@ from typing import Any
 
 from inspect_ai.log import read_eval_log
 
-from benchmarks.common.manifest import Run
-from benchmarks.common.paths import DATA, missing_data
-from benchmarks.common.resumable import Journal, add_fresh_option, run_row
+from benchmarks.common.paths import DATA
+from benchmarks.common.resumable import add_fresh_option, run_row, start_journal
 from gem_tasks.tasks.judgments import judgments
 from gem_tasks.tasks.robustness import robustness
 from scorers.registry import resolve_metric_names
@@ -104,12 +103,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     add_fresh_option(parser)
     args = parser.parse_args(argv)
     resolve_metric_names(args.scorers)  # an unknown name fails before any work
-    if not args.data.exists():
-        raise SystemExit(missing_data(args.data))
-    provenance = Run(args.out, data=[args.data], settings=vars(args))
     # each of the two runs resumes from its log in a later invocation (same commit and settings)
-    settings = {"data": str(args.data), "scorers": args.scorers}
-    journal = Journal(provenance, settings=settings, fresh=args.fresh, logs=args.out / "logs")
+    provenance, journal = start_journal(args, {"scorers": args.scorers})
     agreement = read_eval_log(
         run_row(
             journal,

@@ -29,9 +29,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common.manifest import Run
-from benchmarks.common.paths import DATA, missing_data
-from benchmarks.common.resumable import Journal, add_fresh_option, journalled_result
+from benchmarks.common.paths import DATA
+from benchmarks.common.resumable import add_fresh_option, journalled_result, start_journal
 from scorers.data.records import load_records
 from scorers.lm.base import hit_limit
 from scorers.resources import Resources
@@ -175,16 +174,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--out", type=Path, default=HERE / "results")
     add_fresh_option(parser)
     args = parser.parse_args(argv)
-    if not args.data.exists():
-        raise SystemExit(missing_data(args.data))
-    provenance = Run(args.out, data=[args.data], settings=vars(args))
-    settings = {
-        "data": str(args.data),
-        "reviews": args.reviews,
-        "seed": args.seed,
-        "evaluation_lm": args.evaluation_lm,
-    }
-    journal = Journal(provenance, settings=settings, fresh=args.fresh)
+    settings = {"reviews": args.reviews, "seed": args.seed, "evaluation_lm": args.evaluation_lm}
+    provenance, journal = start_journal(args, settings, logs=False)
 
     def rewrites() -> dict[str, Any]:
         drawn = sample_reviews(args.data, args.reviews, args.seed)

@@ -36,10 +36,10 @@ import argparse
 import json
 from pathlib import Path
 
-from benchmarks.common.manifest import Run, files_named_in
-from benchmarks.common.paths import DATA, missing_data
+from benchmarks.common.manifest import files_named_in
+from benchmarks.common.paths import DATA
 from benchmarks.common.records import write_records
-from benchmarks.common.resumable import Journal, add_fresh_option, run_row
+from benchmarks.common.resumable import add_fresh_option, run_row, start_journal
 from gem_tasks.analysis.report import write_report
 from gem_tasks.tasks.robustness import robustness
 from scorers.lm.loading import DTYPES
@@ -83,12 +83,7 @@ def main(argv: list[str] | None = None) -> None:
         scorers = resolve_metric_names(args.scorers)  # an unknown name fails before anything runs
     except ValueError as exc:
         parser.error(str(exc))
-    if not args.data.exists():
-        raise SystemExit(missing_data(args.data))
-    inputs = [args.data, *files_named_in(args.scorer_options)]  # a fit file, say
-    provenance = Run(args.out, data=inputs, settings=vars(args))
     settings = {  # what decides the numbers: a resume with others is refused
-        "data": str(args.data),
         "papers": args.papers,
         "scorers": list(scorers),
         "scorer_lm": args.scorer_lm,
@@ -96,8 +91,9 @@ def main(argv: list[str] | None = None) -> None:
         "scorer_options": args.scorer_options,
         "max_samples": args.max_samples,
     }
+    inputs = [args.data, *files_named_in(args.scorer_options)]  # a fit file, say
+    provenance, journal = start_journal(args, settings, inputs=inputs)
     logs = args.out / "logs"
-    journal = Journal(provenance, settings=settings, fresh=args.fresh, logs=logs)
     records = write_records(args.data, args.out, args.papers, release=False)
     for perturbation in dict.fromkeys(args.perturbations):
         run_row(

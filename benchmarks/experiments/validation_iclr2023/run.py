@@ -29,10 +29,9 @@ import argparse
 import json
 from pathlib import Path
 
-from benchmarks.common.manifest import Run
-from benchmarks.common.paths import DATA, missing_data
+from benchmarks.common.paths import DATA
 from benchmarks.common.records import write_records
-from benchmarks.common.resumable import Journal, add_fresh_option, run_row
+from benchmarks.common.resumable import add_fresh_option, run_row, start_journal
 from gem_tasks.analysis.report import write_report
 from gem_tasks.tasks.robustness import robustness
 from scorers.lm.loading import DTYPES
@@ -72,18 +71,14 @@ def main(argv: list[str] | None = None) -> None:
     )
     add_fresh_option(parser)
     args = parser.parse_args(argv)
-    if not args.data.exists():
-        raise SystemExit(missing_data(args.data))
-    provenance = Run(args.out, data=[args.data], settings=vars(args))
     settings = {  # what decides the numbers: a resume with others is refused
-        "data": str(args.data),
         "papers": args.papers,
         "raw_papers": args.raw_papers,
         "scorer_lm": args.scorer_lm,
         "dtype": args.dtype,
     }
+    provenance, journal = start_journal(args, settings)
     logs = args.out / "logs"
-    journal = Journal(provenance, settings=settings, fresh=args.fresh, logs=logs)
     cells = {}
     for strategy, level, scorer, count in RUNS:
         papers = getattr(args, count)

@@ -13,6 +13,7 @@ from typing import Any
 import torch
 
 from scorers.lm.base import (
+    BackendLM,
     ChatMessage,
     GenerationSettings,
     LogprobResult,
@@ -34,7 +35,7 @@ from scorers.lm.loading import DTYPES
 __all__ = ["HFEvaluationLM"]
 
 
-class HFEvaluationLM:
+class HFEvaluationLM(BackendLM):
     """A causal LM loaded through transformers.
 
     Scoring computes each prompt prefix shared by several requests once (system prompt and
@@ -162,14 +163,6 @@ class HFEvaluationLM:
         return cls(model, tokenizer, identity=f"{identity}:{dtype}", **options)
 
     # -- protocol -----------------------------------------------------------------------------
-    @property
-    def identity(self) -> str:
-        return self._identity
-
-    @property
-    def tokenizer(self) -> Any:
-        return self._tokenizer
-
     @property
     def model(self) -> Any:
         return self._model
