@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 
 from scorers import list_metrics
+from scorers.lm.backends import list_backends
 from scorers.options import describe_options
 from scorers.registry import MetricSpec
 from scorers.signature import Signature
@@ -98,6 +99,26 @@ def options_sections(specs: list[MetricSpec]) -> list[str]:
     return lines
 
 
+def backend_table() -> list[str]:
+    """The evaluation-LM backends' section: every registered backend's specs and what it
+    runs."""
+    lines = [
+        "## Evaluation-LM backends",
+        "",
+        "What `-T scorer_lm=` (and every other evaluation-LM spec) takes: the registered "
+        "backends (`scorers.lm.backends`; [adding one](../architecture.md#adding-an-evaluation-"
+        "lm-backend)). Each backend's options go in `-T scorer_lm_args`.",
+        "",
+        "| spec | what it runs |",
+        "| --- | --- |",
+    ]
+    for entry in list_backends():
+        named = (*entry.specs, *([entry.form] if entry.any_model else []))
+        forms = ", ".join(f"`{form}`" for form in named)
+        lines.append(f"| {forms} | {cell(entry.description)} |")
+    return lines
+
+
 def anchor(options: type) -> str:
     """The heading anchor MkDocs gives an options class's section."""
     return options.__name__.lower()
@@ -163,6 +184,7 @@ def metric_table_markdown() -> str:
         roles = ", ".join(f"`{r}`" for r in spec.roles) or "none"
         lines.append(f"| `{spec.name}` | {cell(options or 'none')} | {roles} |")
     lines += ["", "## Options", "", *options_sections(specs)]
+    lines += ["", *backend_table()]
     lines += [
         "",
         "## Signature fields per family",

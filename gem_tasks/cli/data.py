@@ -33,6 +33,8 @@ def _positive(value: str) -> int:
 
 
 def _add_selection_args(parser: argparse.ArgumentParser) -> None:
+    from scorers.lm.backends import spec_forms
+
     parser.add_argument("--out", required=True, type=Path, help="output folder")
     parser.add_argument(
         "--min-reviews",
@@ -63,7 +65,9 @@ def _add_selection_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--scorer-lm",
         default="embedded",
-        help="evaluation LM writing the summaries: embedded, hf/<id>, vllm/<id> (default embedded)",
+        help="evaluation LM writing the summaries: "
+        + ", ".join(spec_forms())
+        + " (default embedded)",
     )
     parser.add_argument(
         "--scorer-lm-args",

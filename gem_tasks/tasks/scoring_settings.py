@@ -41,11 +41,16 @@ EVERY_DOMAIN = "gem_tasks/judgments and gem_tasks/robustness take data of every 
 class TaskScoring(ScoringSettings):
     """A scored Inspect task's :class:`~scorers.settings.ScoringSettings`."""
 
-    def plan(self, *, bound_roles: Iterable[str] | None = None) -> ScoringPlan:
+    def plan(
+        self, *, bound_roles: Iterable[str] | None = None, checked: bool = True
+    ) -> ScoringPlan:
         """The task's scoring plan, checked before any sample exists: the core checks with the
         model roles bound in this eval (default), and every Inspect model a metric's options
-        name resolvable."""
-        plan = super().plan(bound_roles=model_roles() if bound_roles is None else bound_roles)
+        name resolvable; ``checked`` false: a plan rebuilt from settings already checked."""
+        roles = model_roles() if bound_roles is None else bound_roles
+        plan = super().plan(bound_roles=roles, checked=checked)
+        if not checked:
+            return plan
         for built in plan.metrics.values():
             for model_name in built.models():
                 named_model(model_name, what=f"{built.name}'s model")

