@@ -68,21 +68,20 @@ def guide_module() -> tuple[str, str]:
     return module, "#" + usage
 
 
-@pytest.fixture
-def mylab(tmp_path, monkeypatch):
-    """The guide's module imported as ``mylab_backend``, its checkpoints in ``tmp_path``."""
-    module_text, usage = guide_module()
+def run_guide_module(monkeypatch, code: str) -> types.ModuleType:
+    """``code`` run as the module ``mylab_backend`` (importable, as a user's module is)."""
     module = types.ModuleType("mylab_backend")
     monkeypatch.setitem(sys.modules, "mylab_backend", module)
-    exec(compile(module_text, "mylab_backend.py", "exec", dont_inherit=True), module.__dict__)
-    module.CHECKPOINTS = tmp_path
-    yield module, usage
-    backends._BACKENDS.pop("mylab", None)
+    monkeypatch.setattr(backends, "_BACKENDS", dict(backends._BACKENDS))  # undone after
+    exec(compile(code, "mylab_backend.py", "exec", dont_inherit=True), module.__dict__)
+    return module
 
 
-def test_the_guides_backend_is_one_registration_that_specs_and_checks_read(mylab):
-    module, _ = mylab
-    assert len(guide_module()[0].strip().splitlines()) < 30
+def test_the_guides_backend_is_one_registration_that_specs_and_checks_read(monkeypatch):
+    module_text, _ = guide_module()
+    assert len(module_text.strip().splitlines()) < 30
+    run_guide_module(monkeypatch, module_text)
+    assert backends.backend("mylab").loader == "mylab_backend:load"
     assert parse_spec("mylab/ckpt-7") == ("mylab", "ckpt-7")
     assert "mylab/<checkpoint>" in spec_forms()
     with pytest.raises(SettingError, match="'mylab/<checkpoint>'"):
@@ -95,13 +94,11 @@ def test_the_guides_backend_is_one_registration_that_specs_and_checks_read(mylab
 
 
 @pytest.mark.slow
-def test_the_guides_backend_loads_and_scores(mylab, tiny_folder):
-    module, usage = mylab
-    (module.CHECKPOINTS / "ckpt-7").symlink_to(tiny_folder)
-    namespace: dict = {}
-    exec(compile(usage, "usage", "exec", dont_inherit=True), namespace)
-    lm = namespace["lm"]
-    assert lm.identity.startswith("mylab/ckpt-7")
+def test_the_guides_backend_loads_and_scores(monkeypatch):
+    module_text, usage = guide_module()
+    module = run_guide_module(monkeypatch, module_text + usage)
+    lm = module.lm
+    assert lm.identity.startswith(f"mylab/{module.checkpoint}:float32")
     from scorers.lm.base import ScoringRequest
 
     ids = lm.tokenizer.encode("The evaluation is too small.")
