@@ -31,6 +31,7 @@ from scorers.errors import MetricError, did_you_mean
 __all__ = [
     "MetricOptions",
     "NoOptions",
+    "SummariesOptions",
     "OptionDoc",
     "describe_options",
     "option",
@@ -131,6 +132,21 @@ _RESERVED = frozenset({"option_names", "option_defaults", "build", "as_dict"})
 @dataclass(frozen=True)
 class NoOptions(MetricOptions):
     """A metric that takes no options."""
+
+
+DATASET_SUMMARIES_DOC = (
+    "use the dataset's own judgment summaries of the reviews where it has them, instead of "
+    "rewriting them"
+)
+"""What the ``dataset_summaries`` option does, in every family that rewrites reviews."""
+
+
+@dataclass(frozen=True)
+class SummariesOptions(MetricOptions):
+    """The option of every metric that rewrites reviews into judgments (GEM, GPPM, the
+    Scoring Rules cells): whether stored judgment summaries stand in for the rewrites."""
+
+    dataset_summaries: bool = option(False, DATASET_SUMMARIES_DOC)
 
 
 def describe_options(options: type[MetricOptions]) -> list[OptionDoc]:

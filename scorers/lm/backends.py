@@ -28,6 +28,7 @@ from scorers.errors import SettingError, did_you_mean
 __all__ = [
     "Backend",
     "backend",
+    "keyword_names",
     "list_backends",
     "parse_spec",
     "register_backend",
@@ -140,6 +141,18 @@ def parse_spec(spec: str) -> tuple[str, str]:
     known = [s for e in entries for s in e.specs] + [e.name for e in entries]
     hint = did_you_mean(spec if not model else name, known)
     raise SettingError(f"unknown evaluation-LM spec {spec!r}{hint}: {_forms_sentence()}")
+
+
+def keyword_names(function: Callable[..., Any]) -> set[str]:
+    """The names ``function`` takes by keyword (not ``self``/``cls``, nor the model it is
+    given): what a backend's ``options`` function lists from its constructor."""
+    import inspect
+
+    return {
+        p.name
+        for p in inspect.signature(function).parameters.values()
+        if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name not in ("self", "cls")
+    } - {"model", "name_or_path"}
 
 
 def _forms_sentence() -> str:

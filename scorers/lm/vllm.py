@@ -473,14 +473,8 @@ def option_names(model: str, options: dict[str, Any], *, engine_args: bool = Tru
     vLLM: seconds)."""
     import dataclasses
     import importlib.util
-    import inspect
 
-    def keywords(function: Any) -> set[str]:
-        return {
-            p.name
-            for p in inspect.signature(function).parameters.values()
-            if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name not in ("self",)
-        } - {"model"}
+    from scorers.lm.backends import keyword_names as keywords
 
     if options.get("base_url"):
         return keywords(VLLMServerLM.__init__) - {"base_urls"} | {"base_url"}

@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 import dataclasses
-import inspect
 from typing import Any
 
+from scorers.lm.backends import keyword_names
 from scorers.lm.hf.model import HFEvaluationLM
 from scorers.lm.hf.options import HFOptions
 
@@ -29,9 +29,5 @@ def load_embedded(model: str, options: dict[str, Any]) -> HFEvaluationLM:
 def option_names(model: str, options: dict[str, Any]) -> set[str]:
     """The loading keywords of :meth:`HFEvaluationLM.from_pretrained` and every
     :class:`~scorers.lm.hf.options.HFOptions` field."""
-    loading = {
-        p.name
-        for p in inspect.signature(HFEvaluationLM.from_pretrained).parameters.values()
-        if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name not in ("self", "cls")
-    } - {"model", "name_or_path"}
+    loading = keyword_names(HFEvaluationLM.from_pretrained)
     return loading | {f.name for f in dataclasses.fields(HFOptions)}

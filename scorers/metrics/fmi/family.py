@@ -67,7 +67,7 @@ from scorers.metrics.fmi import estimators
 from scorers.metrics.fmi.divergences import DIVERGENCES, RatioOverflow, divergence
 from scorers.metrics.fmi.oracle import parse_critic, same_item_messages, support_messages
 from scorers.metrics.fmi.statements import DECOMPOSE_SETTINGS, claim_lines, decompose_messages
-from scorers.options import MetricOptions, option
+from scorers.options import MetricOptions, SummariesOptions, option
 from scorers.oracle import (
     NOT_GIVEN,
     ORACLE_ROLE,
@@ -130,14 +130,6 @@ def cell_options(
             option(f, "the f-divergence F of the cell"),
         )
     ]
-    if representation in ("token", "statement"):
-        fields.append(
-            (
-                "dataset_summaries",
-                bool,
-                option(False, "use the dataset's own judgment summaries where it has them"),
-            )
-        )
     if representation == "statement":
         fields.append(
             (
@@ -188,8 +180,10 @@ def cell_options(
             )
         )
     name = f"{f.capitalize()}{estimator.capitalize()}{representation.capitalize()}Options"
+    rewrites = representation in ("token", "statement")  # these take dataset_summaries
+    base = SummariesOptions if rewrites else MetricOptions
     return dataclasses.make_dataclass(
-        name, fields, bases=(MetricOptions,), frozen=True, namespace={"__module__": __name__}
+        name, fields, bases=(base,), frozen=True, namespace={"__module__": __name__}
     )
 
 

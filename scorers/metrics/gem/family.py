@@ -30,7 +30,7 @@ from scorers.errors import MetricError, Unscored
 from scorers.lm.base import hit_limit
 from scorers.lm.chat import encode_text
 from scorers.lm.threads import run_blocking
-from scorers.options import MetricOptions, option
+from scorers.options import SummariesOptions, option
 from scorers.pmi import Reference, score_review
 from scorers.registry import Metric, MetricSpec
 from scorers.resources import Resources
@@ -59,14 +59,8 @@ Synopsis = Literal["abstract", "assw"]
 
 
 @dataclass(frozen=True)
-class GemOptions(MetricOptions):
+class GemOptions(SummariesOptions):
     """GEM's and GEM-S (ASSW)'s options."""
-
-    dataset_summaries: bool = option(
-        False,
-        "use the dataset's own judgment summaries of the reviews where it has them, instead of "
-        "rewriting them",
-    )
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ from scorers.errors import MetricError, Unscored
 from scorers.lm.asking import ReplyError, ask_many
 from scorers.lm.base import GenerationSettings, hit_limit
 from scorers.lm.embedding import DEFAULT_EMBEDDER
-from scorers.options import MetricOptions, option
+from scorers.options import SummariesOptions, option
 from scorers.oracle import NOT_GIVEN, ORACLE_ROLE, gppm_line_scores, likelihood_messages
 from scorers.per_reference import no_usable_reference
 from scorers.registry import Metric, MetricSpec, metric_spec
@@ -72,14 +72,8 @@ JUDGMENT_SETTINGS_TOKENS = 2000
 
 
 @dataclass(frozen=True)
-class GppmOptions(MetricOptions):
+class GppmOptions(SummariesOptions):
     """GSPPM (token)'s options, and what every GPPM score takes."""
-
-    dataset_summaries: bool = option(
-        False,
-        "use the dataset's own judgment summaries of the reviews where it has them, instead of "
-        "rewriting them",
-    )
 
 
 @dataclass(frozen=True)
