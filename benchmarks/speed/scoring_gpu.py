@@ -430,12 +430,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         + " (each named ours_<variant>; one that fails or disagrees is recorded and dropped)",
     )
     parser.add_argument(
-        "--project-tokens",
-        type=float,
-        default=1.4e6,
-        help="prompt tokens of the pass to project the time of (300-paper GRE-bench: ~1.4M)",
-    )
-    parser.add_argument(
         "--time-limit-s",
         type=float,
         default=float("inf"),
@@ -567,13 +561,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             f"{r['achieved_tflops']:8.1f} {mfu:>6} {peak_memory:>9} {r['forwards']:9} "
             f"{r['tokens_per_forward']:8.0f} {r.get('padding', 0):8.1%}"
         )
-    projected: dict[str, float] = {"prompt_tokens": args.project_tokens}
-    for label, r in results.items():
-        projected[f"{label}_s"] = args.project_tokens / r["tokens_per_s"]
-    print(
-        f"a pass of {args.project_tokens:.3g} prompt tokens at these rates: "
-        + ", ".join(f"{label} {projected[f'{label}_s'] / 60:.2f} min" for label in results)
-    )
     best = max(
         (label for label in results if label != "baseline"),
         key=lambda label: results[label]["tokens_per_s"],
@@ -594,7 +581,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "results": results,
         "failed": failed,
         "fastest": best,
-        "projection": projected,
     }
     if any(opts.get("compile_layers") for opts in options.values()):
         from torch._dynamo.utils import counters

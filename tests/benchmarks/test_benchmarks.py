@@ -102,7 +102,7 @@ def test_gpu_benchmark_smoke_on_cpu(tmp_path: Path, monkeypatch):
     assert 0 < ours["padding"] < 0.5
     assert ours["padded_prefix_tokens"] == 0  # both papers' prefixes are 79 tokens long
     assert len(ours["rounds_s"]) == 2 and ours["max_abs_diff"] < 1e-3
-    assert report["projection"]["ours_s"] == pytest.approx(1.4e6 / ours["tokens_per_s"])
+    assert "projection" not in report  # a pass's time is projected from its data (pass_tokens)
     # variants: a copy with grouped-query attention under masks, timed beside, the same plan
     gqa = report["results"]["ours_gqa"]
     assert gqa["forwards"] == ours["forwards"] and gqa["max_abs_diff"] < 1e-3
