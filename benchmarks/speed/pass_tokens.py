@@ -47,7 +47,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common.manifest import Run
+from benchmarks.common.manifest import REPO, Run
 from scorers.data.paper_docs import item_from_document, paper_document
 from scorers.data.records import load_records
 from scorers.domains import domain as get_domain
@@ -275,6 +275,12 @@ def project(counts: dict[str, Any], rates: dict[str, Any], workload: dict[str, i
     return out
 
 
+def shown(path: Path) -> str:
+    """``path`` as the result names it: relative to the repository when it lies inside it."""
+    resolved = path.resolve()
+    return str(resolved.relative_to(REPO)) if resolved.is_relative_to(REPO) else str(path)
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, required=True, help="the pass's records (JSON lines)")
@@ -357,14 +363,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     items = pass_items(args.data, args.papers, args.references, args.seed)
     workload = workload_run_tokens(args.workload)
     report: dict[str, Any] = {
-        "data": str(args.data),
+        "data": shown(args.data),
         "papers": len(items),
         "references": args.references,
         "candidate": "each paper's held-out human review (the human row)",
         "tokenizer": tokenizer_identity,
         "rewrite_length": ratio,
         "assw_stand_in_tokens": ASSW_SETTINGS.max_new_tokens,
-        "workload": {"path": str(args.workload), **workload},
+        "workload": {"path": shown(args.workload), **workload},
         "passes": {},
     }
     for metrics in args.passes:
@@ -376,7 +382,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         counts = count(lm.calls, LLAMA_31_8B)
         entry: dict[str, Any] = {**counts, **recorded, "rewrites_asked": rewriter.asked["rewrite"]}
         entry["projections"] = {
-            str(path): project(counts, json.loads(path.read_text()), workload)
+            shown(path): project(counts, json.loads(path.read_text()), workload)
             for path in args.rates
         }
         report["passes"][metrics] = entry

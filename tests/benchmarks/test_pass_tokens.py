@@ -135,7 +135,7 @@ def test_a_pass_is_counted_from_the_metrics_own_requests(tmp_path: Path):
     # the ASSW pass adds a synopsis of the summary's token limit to each of its requests
     gem_s_assw_requests = three["requests"] - two["requests"]
     assert three["prompt_tokens"] - two["prompt_tokens"] > gem_s_assw_requests * 512
-    rows = three["projections"][str(rates)]
+    rows = three["projections"][str(rates)]  # outside the repository: named as given
     assert rows["ours"]["from_tokens_per_s_s"] == pytest.approx(three["prompt_tokens"] / 200.0)
 
 
