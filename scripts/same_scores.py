@@ -12,7 +12,8 @@ score cache of its own (nothing one side computed is read by the other), offline
 are, by default, every registered metric the embedded evaluation LM can serve on the task's demo
 papers with no other model (those needing a judge panel, a qualification or data the demo lacks
 are named and left out). Exit 0 when every score is identical, 1 when one differs or a side's
-run failed (each difference printed), 2 on a bad argument.
+run failed (each difference printed), 2 on a bad argument; stopped by SIGTERM (or Ctrl-C), it
+removes the base's worktree before it exits.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -110,7 +112,13 @@ def differences(base: dict, tree: dict) -> list[str]:
     return lines
 
 
+def _stopped(signum: int, frame: object) -> None:
+    """SIGTERM as an exception, so that the running side is killed and the worktree removed."""
+    raise SystemExit(128 + signum)
+
+
 def main(argv: list[str] | None = None) -> int:
+    signal.signal(signal.SIGTERM, _stopped)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--base", required=True, help="the commit to compare with (any git rev)")
     parser.add_argument("--task", default="gem_tasks/iclr")
@@ -143,20 +151,24 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="same-scores-") as scratch:
         work = Path(scratch)
         base_tree = work / "base-tree"
-        subprocess.run(
-            ["git", "worktree", "add", "--detach", "--quiet", str(base_tree), rev.stdout.strip()],
-            cwd=ROOT, check=True,
-        )  # fmt: skip
         try:
+            subprocess.run(
+                ["git", "worktree", "add", "--detach", "--quiet", str(base_tree),
+                 rev.stdout.strip()],
+                cwd=ROOT, check=True,
+            )  # fmt: skip
             sides = {"base": base_tree, "tree": ROOT}
             base, tree = (
                 scores_of(run_side(at, args.task, scorers, args.limit, work / side, dataset))
                 for side, at in sides.items()
             )
         finally:
+            # twice forced: a worktree stopped while it was being added is still locked
             subprocess.run(
-                ["git", "worktree", "remove", "--force", str(base_tree)], cwd=ROOT, check=False
-            )
+                ["git", "worktree", "remove", "--force", "--force", str(base_tree)],
+                cwd=ROOT, check=False, capture_output=True,
+            )  # fmt: skip
+            subprocess.run(["git", "worktree", "prune"], cwd=ROOT, check=False)
     found = differences(base, tree)
     for line in found:
         print(line)

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -61,3 +63,32 @@ def test_the_check_passes_against_head_and_refuses_an_unknown_commit():
     assert "1 scores identical" in done.stdout
     listed = subprocess.run(["git", "worktree", "list"], capture_output=True, text=True, cwd=REPO)
     assert "same-scores-" not in listed.stdout  # the base's worktree is removed
+
+
+@pytest.mark.slow
+def test_a_stopped_check_leaves_no_worktree(tmp_path: Path):
+    """SIGTERM while a side runs: the side is killed and the base's worktree removed."""
+    script = [sys.executable, str(REPO / "scripts" / "same_scores.py")]
+
+    def listed() -> set[str]:
+        done = subprocess.run(["git", "worktree", "list"], capture_output=True, text=True, cwd=REPO)
+        return {line.split()[0] for line in done.stdout.splitlines() if "same-scores-" in line}
+
+    before = listed()
+    running = subprocess.Popen(
+        [*script, "--base", "HEAD", "--scorers", "bleu", "--limit", "1"],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+
+    deadline = time.monotonic() + 120
+    # the worktree is checked out (the side's eval is starting in it)
+    while not any((Path(p) / "pyproject.toml").exists() for p in listed() - before):
+        assert running.poll() is None, running.stdout.read()
+        assert time.monotonic() < deadline, "the base's worktree never appeared"
+        time.sleep(0.2)
+    time.sleep(2)
+    assert running.poll() is None  # still running its first side
+    running.send_signal(signal.SIGTERM)
+    output, _ = running.communicate(timeout=120)
+    assert running.returncode == 128 + signal.SIGTERM, output
+    assert listed() == before
