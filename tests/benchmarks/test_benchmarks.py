@@ -99,6 +99,10 @@ def test_gpu_benchmark_smoke_on_cpu(tmp_path: Path, monkeypatch):
     assert (ours["forwards"], baseline["forwards"]) == (2, 12)
     suffixes = 2 * sum(15 + 5 + r + 2 + 5 + r for r in range(3))
     assert ours["tokens_per_forward"] == pytest.approx((2 * 80 + suffixes) / 2)
+    # both rates: prompt tokens, and the tokens the plan ran (each paper's prefix once)
+    assert ours["run_tokens"] == 2 * 80 + suffixes < report["tokens"]
+    assert ours["run_tokens_per_s"] == pytest.approx(ours["run_tokens"] / ours["seconds"])
+    assert baseline["run_tokens"] == report["tokens"]
     assert 0 < ours["padding"] < 0.5
     assert ours["padded_prefix_tokens"] == 0  # both papers' prefixes are 79 tokens long
     assert len(ours["rounds_s"]) == 2 and ours["max_abs_diff"] < 1e-3
