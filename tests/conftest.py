@@ -488,6 +488,18 @@ def plain_varlen_attention(*, bottom_right: bool = True):
     return attend
 
 
+HAND_SHAPE = {
+    "hidden_size": 4,
+    "num_hidden_layers": 1,
+    "num_attention_heads": 2,
+    "num_key_value_heads": 1,
+    "intermediate_size": 8,
+    "vocab_size": 10,
+}
+"""A transformer shape small enough to count its FLOPs by hand (``benchmarks.speed.scoring_gpu``'s
+``forward_flops``): 288 per token before attention and the output projection."""
+
+
 def load_benchmark(name: str):
     """A benchmark script as a module, by its dotted name under ``benchmarks`` (``speed.scoring``,
     ``experiments.gaming.run``), imported as ``python -m`` runs it from the repository root."""

@@ -47,17 +47,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common.manifest import REPO, Run
+from benchmarks.common.manifest import Run, portable
 from scorers.data.paper_docs import item_from_document, paper_document
 from scorers.data.records import load_records
 from scorers.domains import domain as get_domain
 from scorers.errors import GemTasksError
 from scorers.lm.base import LogprobResult, ScoringRequest
 from scorers.lm.chat import encode_text
-from scorers.lm.hf.prefix_tree import DEFAULT_MIN_SHARED, scoring_plan, tokens_computed
+from scorers.lm.hf.prefix_tree import DEFAULT_MIN_SHARED
 from scorers.registry import get_metric
 from scorers.resources import Resources
-from scorers.text.judgments import ASSW_SETTINGS, rewrite_budget
+from scorers.text.judgments import ASSW_SETTINGS, preprocess_messages, rewrite_budget
 from scorers.types import Item
 
 LLAMA_31_MAX_LENGTH = 131072
@@ -105,24 +105,27 @@ def stand_in(source: str, tokens: int, tokenizer: Any, *, line_start: str = "- "
 
 
 class StandInRewriter:
-    """The preprocessor role: for each conversation, the stand-in rewrite of the one known text
-    its prompt quotes (the longest, so a review quoted inside another's prompt cannot match)."""
+    """The preprocessor role: each rewrite conversation answered with the stand-in rewrite of the
+    review it was rendered from (looked up by the prompt ``preprocess_messages`` renders)."""
 
     identity = "stand-in rewrites"
 
-    def __init__(self, rewrites: dict[str, str]) -> None:
-        self.rewrites = dict(sorted(rewrites.items(), key=lambda kv: -len(kv[0])))
+    def __init__(self, rewrites: dict[tuple[str, str], str]) -> None:
+        """``rewrites``: stand-in replies by (review text, domain)."""
+        self.replies = {
+            preprocess_messages(text, domain=domain)[-1]["content"]: reply
+            for (text, domain), reply in rewrites.items()
+        }
         self.asked: Counter[str] = Counter()
 
     async def generate(self, conversations: Sequence[Sequence[dict]], settings: Any) -> list[str]:
         replies = []
         for conversation in conversations:
-            prompt = "\n".join(str(m["content"]) for m in conversation)
-            match = next((text for text in self.rewrites if text in prompt), None)
-            if match is None:
+            reply = self.replies.get(str(conversation[-1]["content"]))
+            if reply is None:
                 raise RuntimeError("a rewrite was asked for a text the pass does not hold")
             self.asked["rewrite"] += 1
-            replies.append(self.rewrites[match])
+            replies.append(reply)
         return replies
 
 
@@ -177,17 +180,17 @@ def with_assw(items: list[Item], tokenizer: Any) -> list[Item]:
     ]
 
 
-def rewrites_for(items: list[Item], ratio: float, tokenizer: Any) -> dict[str, str]:
+def rewrites_for(items: list[Item], ratio: float, tokenizer: Any) -> dict[tuple[str, str], str]:
     """Every review's stand-in rewrite: ``ratio`` of its tokens, within its rewrite budget, as
     judgment lines that begin with the domain's statement prefix ("The reviewer")."""
     rewrites = {}
     for item in items:
         start = get_domain(item.domain).statement_prefix + " "
         for text in [item.candidate, *(r.text for r in item.references)]:
-            if text.strip() and text not in rewrites:
+            if text.strip() and (text, item.domain) not in rewrites:
                 tokens = len(encode_text(tokenizer, text))
                 length = max(1, min(rewrite_budget(text), round(ratio * tokens)))
-                rewrites[text] = stand_in(text, length, tokenizer, line_start=start)
+                rewrites[text, item.domain] = stand_in(text, length, tokenizer, line_start=start)
     return rewrites
 
 
@@ -213,38 +216,33 @@ def record_pass(
 
 def count(calls: list[list[ScoringRequest]], shape: dict[str, Any]) -> dict[str, Any]:
     """Requests, logical, target and run tokens, and 8B-shape FLOPs of recorded calls."""
-    from benchmarks.speed.scoring_gpu import baseline_flops, ours_flops
+    from benchmarks.speed.scoring_gpu import baseline_flops, planned_work
 
     requests = [r for call in calls for r in call]
-    plan, sequences = scoring_plan(requests, min_shared=DEFAULT_MIN_SHARED)
-    whole_run = tokens_computed(plan, [len(s) for s in sequences])
-    per_call_run = 0
-    for call in calls:
-        call_plan, call_sequences = scoring_plan(call, min_shared=DEFAULT_MIN_SHARED)
-        per_call_run += tokens_computed(call_plan, [len(s) for s in call_sequences])
+    whole_run, whole_flops = planned_work(shape, requests, DEFAULT_MIN_SHARED)
+    per_call = [planned_work(shape, call, DEFAULT_MIN_SHARED) for call in calls]
     return {
         "calls": len(calls),
         "requests": len(requests),
         "prompt_tokens": sum(r.length for r in requests),
         "target_tokens": sum(len(r.target_ids) for r in requests),
-        "run_tokens_per_call_plans": per_call_run,
+        "run_tokens_per_call_plans": sum(tokens for tokens, _ in per_call),
         "run_tokens_whole_pass_plan": whole_run,
         "flops_8b_reference": baseline_flops(shape, requests),
-        "flops_8b_ours_per_call_plans": sum(
-            ours_flops(shape, call, DEFAULT_MIN_SHARED) for call in calls
-        ),
-        "flops_8b_ours_whole_pass_plan": ours_flops(shape, requests, DEFAULT_MIN_SHARED),
+        "flops_8b_ours_per_call_plans": sum(flops for _, flops in per_call),
+        "flops_8b_ours_whole_pass_plan": whole_flops,
     }
 
 
-def workload_run_tokens(path: Path) -> dict[str, int]:
+def workload_run_tokens(path: Path, shape: dict[str, Any]) -> dict[str, int]:
     """Logical and run tokens of a ``scoring_gpu`` workload (run as one plan, as it is timed)."""
+    from benchmarks.speed.scoring_gpu import planned_work
+
     rows = json.loads(path.read_text())["requests"]
     requests = [ScoringRequest(tuple(r["context"]), tuple(r["target"])) for r in rows]
-    plan, sequences = scoring_plan(requests, min_shared=DEFAULT_MIN_SHARED)
     return {
         "prompt_tokens": sum(r.length for r in requests),
-        "run_tokens": tokens_computed(plan, [len(s) for s in sequences]),
+        "run_tokens": planned_work(shape, requests, DEFAULT_MIN_SHARED)[0],
     }
 
 
@@ -276,9 +274,8 @@ def project(counts: dict[str, Any], rates: dict[str, Any], workload: dict[str, i
 
 
 def shown(path: Path) -> str:
-    """``path`` as the result names it: relative to the repository when it lies inside it."""
-    resolved = path.resolve()
-    return str(resolved.relative_to(REPO)) if resolved.is_relative_to(REPO) else str(path)
+    """``path`` as the result names it (relative to the repository when it lies inside it)."""
+    return str(portable(path.absolute()))
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -342,6 +339,9 @@ def load_tokenizer(spec: str) -> tuple[Any, str]:
         from scorers.lm.embedded import embedded_identity, materialize_embedded
 
         return AutoTokenizer.from_pretrained(materialize_embedded()), embedded_identity()
+    from scorers.lm.locate import locate_model
+
+    locate_model(spec, what="the tokenizer")  # a folder or Hub id that is not there, said plainly
     return AutoTokenizer.from_pretrained(spec), spec
 
 
@@ -361,7 +361,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     tokenizer, tokenizer_identity = load_tokenizer(args.tokenizer)
     ratio = rewrite_ratio(args.rewrites, tokenizer)
     items = pass_items(args.data, args.papers, args.references, args.seed)
-    workload = workload_run_tokens(args.workload)
+    workload = workload_run_tokens(args.workload, LLAMA_31_8B)
     report: dict[str, Any] = {
         "data": shown(args.data),
         "papers": len(items),

@@ -32,7 +32,7 @@ from benchmarks.speed.reference import baseline_logprobs
 from scorers.lm.base import ScoringRequest
 from scorers.lm.hf import HFEvaluationLM
 from scorers.lm.hf.options import DEFAULT_FORWARD_COST, DEFAULT_PACKED_FORWARD_COST
-from scorers.lm.hf.prefix_tree import forward_segments, scoring_plan, tokens_computed
+from scorers.lm.hf.prefix_tree import forward_segments, scoring_plan
 
 HERE = Path(__file__).resolve().parent
 
@@ -187,15 +187,25 @@ def baseline_flops(shape: dict[str, Any], requests: list[ScoringRequest]) -> flo
     return sum(forward_flops(shape, range(r.length), r.length) for r in requests)
 
 
-def ours_flops(shape: dict[str, Any], requests: list[ScoringRequest], min_shared: int) -> float:
-    """FLOPs of the work our plan does: each shared prefix once, each suffix on top of it."""
+def planned_work(
+    shape: dict[str, Any], requests: list[ScoringRequest], min_shared: int
+) -> tuple[int, float]:
+    """Tokens and FLOPs of the work our plan does (one plan): each shared prefix once, each
+    suffix on top of it."""
     plan, sequences = scoring_plan(requests, min_shared=min_shared)
-    return sum(
+    segments = list(forward_segments(plan, [len(s) for s in sequences]))
+    flops = sum(
         forward_flops(
             shape, range(start, end), 0 if index is None else len(requests[index].target_ids)
         )
-        for start, end, index in forward_segments(plan, [len(s) for s in sequences])
+        for start, end, index in segments
     )
+    return sum(end - start for start, end, _ in segments), flops
+
+
+def ours_flops(shape: dict[str, Any], requests: list[ScoringRequest], min_shared: int) -> float:
+    """FLOPs of the work our plan does: each shared prefix once, each suffix on top of it."""
+    return planned_work(shape, requests, min_shared)[1]
 
 
 def synchronize(device: str) -> None:
@@ -496,9 +506,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 raise
             failed[label] = f"{type(error).__name__}: {error}"
             print(f"{label}: not run ({failed[label]})")
-    ours_flops_count = ours_flops(shape, requests, lms["ours"].options.min_shared_prefix)
-    plan, sequences = scoring_plan(requests, min_shared=lms["ours"].options.min_shared_prefix)
-    ours_run_tokens = tokens_computed(plan, [len(s) for s in sequences])
+    ours_run_tokens, ours_flops_count = planned_work(
+        shape, requests, lms["ours"].options.min_shared_prefix
+    )
     flops = {"baseline": baseline_flops(shape, requests)}
     flops.update({label: ours_flops_count for label in lms})
     runs: dict[str, Any] = {"baseline": lambda rs: baseline_logprobs(model, rs)}

@@ -11,19 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, accepting_reviewer, load_benchmark, scripted_model
+from conftest import HAND_SHAPE, REPO, accepting_reviewer, load_benchmark, scripted_model
 
 
 def test_forward_flops_by_hand():
     gpu = load_benchmark("speed.scoring_gpu")
-    shape = {
-        "hidden_size": 4,
-        "num_hidden_layers": 1,
-        "num_attention_heads": 2,
-        "num_key_value_heads": 1,
-        "intermediate_size": 8,
-        "vocab_size": 10,
-    }
+    shape = HAND_SHAPE
     # per token 2 * (q,o: 2*4*4 + k,v: 2*4*2 + mlp: 3*4*8) = 288; two tokens 576; attention
     # 2 * 2 * 4 * (1 + 2) = 48; projection at one position 2 * 4 * 10 = 80
     assert gpu.forward_flops(shape, range(2), 1) == 576 + 48 + 80

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import load_benchmark
+from conftest import HAND_SHAPE, load_benchmark
 from scorers.lm.base import ScoringRequest
 
 
@@ -17,14 +17,7 @@ def test_run_tokens_of_one_plan_and_of_separate_calls_by_hand():
     prefix = tuple(range(1000, 1070))  # 70 tokens: past the 64-token minimum of a shared prefix
     a = ScoringRequest(prefix + (1, 2, 3, 4, 5), (6, 7, 8))
     b = ScoringRequest(prefix + (9, 10, 11, 12, 13), (14, 15, 16))
-    shape = {
-        "hidden_size": 4,
-        "num_hidden_layers": 1,
-        "num_attention_heads": 2,
-        "num_key_value_heads": 1,
-        "intermediate_size": 8,
-        "vocab_size": 10,
-    }
+    shape = HAND_SHAPE
     together = pass_tokens.count([[a, b]], shape)
     apart = pass_tokens.count([[a], [b]], shape)
     for counts in (together, apart):
