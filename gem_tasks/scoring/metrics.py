@@ -97,47 +97,43 @@ PAIRED_UNIT = "entity"
 about (a paper, a question, an article, a hotel; :func:`scorers.data.negatives.entity_of`)."""
 
 
-def _pairs(scores: list[SampleScore]) -> tuple[list[float], list[float]]:
-    """(before, after) per independent unit: the samples of one entity (an article's systems,
-    a question's answers, a hotel's aspects) are averaged into one pair (over the pairs both of
-    whose sides are scored; none: an unscored unit), so that every paired statistic counts the
-    unit that is independent, not its copies. One sample per paper gives the samples' pairs."""
-    units: dict[str, list[tuple[float, float]]] = {}
+def _pairs(scores: list[SampleScore]) -> tuple[list[float], list[float], list[str]]:
+    """(before, after, unit) of every sample: each sample is one distinct text (the datasets
+    score a text shared by several systems or pairs once), and its unit is the entity it is
+    about (a paper, an article, a question, a hotel). Effect sizes and means count the texts;
+    the paired intervals and tests count the units (``statistics.Units``), which are
+    independent where the texts of one input are not."""
+    before, after, units = [], [], []
     for sample in scores:
         value = sample.score.value
         if not isinstance(value, dict):
             raise ValueError("paired metrics need scores with 'before' and 'after' values")
         meta = sample.sample_metadata or {}
-        unit = str(meta.get(PAIRED_UNIT) or meta.get("paper_id") or sample.sample_id)
-        units.setdefault(unit, []).append((float(value["before"]), float(value["after"])))
-    before, after = [], []
-    for pairs in units.values():
-        finite = [(b, a) for b, a in pairs if math.isfinite(b) and math.isfinite(a)]
-        if finite:
-            before.append(sum(b for b, _ in finite) / len(finite))
-            after.append(sum(a for _, a in finite) / len(finite))
-        else:
-            before.append(math.nan)
-            after.append(math.nan)
-    return before, after
+        before.append(float(value["before"]))
+        after.append(float(value["after"]))
+        units.append(str(meta.get(PAIRED_UNIT) or meta.get("paper_id") or sample.sample_id))
+    return before, after, units
 
 
 @metric
 def smd() -> Metric:
-    """Standardised mean difference d = (μ' − μ) / σ_pooled of after vs before (GEM §4.2)."""
+    """Standardised mean difference d = (μ' − μ) / σ_pooled of after vs before (GEM §4.2),
+    over the scored texts, each once: on the papers' scale of item standard deviations."""
 
     def compute(scores: list[SampleScore]) -> float:
-        return statistics.smd(*_pairs(scores))
+        before, after, _ = _pairs(scores)
+        return statistics.smd(before, after)
 
     return compute
 
 
 @metric
 def smd_ci95_lower() -> Metric:
-    """Lower end of the 95% confidence interval of the SMD."""
+    """Lower end of the two-sample 95% interval of the SMD, n counted in units."""
 
     def compute(scores: list[SampleScore]) -> float:
-        return statistics.smd_confidence_interval(*_pairs(scores), level=0.95)[0]
+        before, after, units = _pairs(scores)
+        return statistics.smd_confidence_interval(before, after, 0.95, units)[0]
 
     return compute
 
@@ -147,7 +143,8 @@ def smd_ci95_upper() -> Metric:
     """Upper end of the 95% confidence interval of the SMD."""
 
     def compute(scores: list[SampleScore]) -> float:
-        return statistics.smd_confidence_interval(*_pairs(scores), level=0.95)[1]
+        before, after, units = _pairs(scores)
+        return statistics.smd_confidence_interval(before, after, 0.95, units)[1]
 
     return compute
 
@@ -155,10 +152,11 @@ def smd_ci95_upper() -> Metric:
 @metric
 def smd_paired_ci95_lower() -> Metric:
     """Lower end of the papers' paired 95% interval of the SMD (mean paired difference ± t·SE,
-    over σ_pooled; GEM paper App. A.1)."""
+    over σ_pooled; GEM paper App. A.1), the standard error from the units."""
 
     def compute(scores: list[SampleScore]) -> float:
-        return statistics.smd_paired_confidence_interval(*_pairs(scores), level=0.95)[0]
+        before, after, units = _pairs(scores)
+        return statistics.smd_paired_confidence_interval(before, after, 0.95, units)[0]
 
     return compute
 
@@ -168,27 +166,31 @@ def smd_paired_ci95_upper() -> Metric:
     """Upper end of the papers' paired 95% interval of the SMD."""
 
     def compute(scores: list[SampleScore]) -> float:
-        return statistics.smd_paired_confidence_interval(*_pairs(scores), level=0.95)[1]
+        before, after, units = _pairs(scores)
+        return statistics.smd_paired_confidence_interval(before, after, 0.95, units)[1]
 
     return compute
 
 
 @metric
 def mean_paired_difference() -> Metric:
-    """Mean of after − before over the pairs."""
+    """Mean of after − before over the scored texts."""
 
     def compute(scores: list[SampleScore]) -> float:
-        return statistics.mean_difference(*_pairs(scores))
+        before, after, _ = _pairs(scores)
+        return statistics.mean_difference(before, after)
 
     return compute
 
 
 @metric
 def paired_p(alternative: str = "less") -> Metric:
-    """One-sided paired t-test p-value: ``less`` tests a decrease, ``greater`` an increase."""
+    """One-sided paired t-test p-value over the units: ``less`` tests a decrease, ``greater`` an
+    increase."""
 
     def compute(scores: list[SampleScore]) -> float:
-        return statistics.paired_t_test(*_pairs(scores), alternative=alternative)[1]
+        before, after, units = _pairs(scores)
+        return statistics.paired_t_test(before, after, alternative, units)[1]
 
     return compute
 
@@ -199,7 +201,8 @@ def largest_share() -> Metric:
     (``statistics.largest_difference_share``): at 0.5 or more, one paper decides the t-test."""
 
     def compute(scores: list[SampleScore]) -> float:
-        return statistics.largest_difference_share(*_pairs(scores))
+        before, after, units = _pairs(scores)
+        return statistics.largest_difference_share(before, after, units)
 
     return compute
 
@@ -210,7 +213,8 @@ def signed_rank_p(alternative: str = "less") -> Metric:
     one extreme pair cannot decide (read it where ``largest_share`` is 0.5 or more)."""
 
     def compute(scores: list[SampleScore]) -> float:
-        return statistics.signed_rank_test(*_pairs(scores), alternative=alternative)[1]
+        before, after, units = _pairs(scores)
+        return statistics.signed_rank_test(before, after, alternative, units)[1]
 
     return compute
 
@@ -224,11 +228,11 @@ def verdict(expected: str = "decrease", alpha: float = 0.05) -> Metric:
         raise ValueError(f"expected must be 'decrease' or 'no_increase', got {expected!r}")
 
     def compute(scores: list[SampleScore]) -> float:
-        before, after = _pairs(scores)
+        before, after, units = _pairs(scores)
         if expected == "decrease":
-            p = statistics.paired_t_test(before, after, alternative="less")[1]
+            p = statistics.paired_t_test(before, after, "less", units)[1]
             return 1.0 if p < alpha else 0.0
-        p = statistics.paired_t_test(before, after, alternative="greater")[1]
+        p = statistics.paired_t_test(before, after, "greater", units)[1]
         return 0.0 if p < alpha else 1.0
 
     return compute

@@ -81,6 +81,53 @@ def _paired(before: Sequence[float], after: Sequence[float]) -> tuple[np.ndarray
     return a[keep], b[keep]
 
 
+Units = Sequence[object] | None
+"""The independent unit of each pair (a paper, a question, an article, a hotel), or None: each
+pair its own unit. Items of one unit are scored on one input and are not independent: a paired
+interval or test then counts the units, not the items."""
+
+
+def _clustered(
+    before: Sequence[float], after: Sequence[float], units: Units
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The finite pairs (as :func:`_paired`) and the index of each one's unit (0..J-1, in order
+    of first appearance); ``units=None`` gives each pair its own unit."""
+    a = np.asarray(before, dtype=float)
+    b = np.asarray(after, dtype=float)
+    if a.shape != b.shape:
+        raise ValueError(f"paired samples differ in length: {a.size} vs {b.size}")
+    if units is None:
+        labels = list(range(a.size))
+    else:
+        labels = list(units)
+        if len(labels) != a.size:
+            raise ValueError(f"{len(labels)} units for {a.size} pairs")
+    keep = np.isfinite(a) & np.isfinite(b)
+    index: dict[object, int] = {}
+    groups = np.array(
+        [index.setdefault(unit, len(index)) for unit, kept in zip(labels, keep) if kept],
+        dtype=int,
+    )
+    return a[keep], b[keep], groups
+
+
+def _unit_residuals(differences: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """Per unit, the sum of its pairs' deviations from the mean difference over all pairs:
+    ``r_j = Σ_{i in j} (δ_i − δ̄)`` (one pair per unit: the pair's own deviation)."""
+    return np.bincount(groups, weights=differences - differences.mean())
+
+
+def _clustered_standard_error(differences: np.ndarray, groups: np.ndarray) -> float:
+    """Standard error of the mean difference δ̄ over n pairs in J units, from the units'
+    residuals: ``sqrt(J/(J−1) · Σ_j r_j²) / n`` (the cluster-robust "CR1" standard error; one
+    pair per unit gives ``sd(δ)/√n``, the paired t-test's). NaN for fewer than two units."""
+    units = int(groups.max()) + 1 if groups.size else 0
+    if units < 2:
+        return math.nan
+    residuals = _unit_residuals(differences, groups)
+    return math.sqrt(units / (units - 1) * float((residuals**2).sum())) / differences.size
+
+
 def smd(before: Sequence[float], after: Sequence[float]) -> float:
     """Standardised mean difference d = (μ' − μ) / sqrt((σ² + σ'²) / 2) (GEM paper §4.2, Cohen's
     d with sample standard deviations); NaN with fewer than two pairs or zero spread."""
@@ -92,40 +139,43 @@ def smd(before: Sequence[float], after: Sequence[float]) -> float:
 
 
 def smd_confidence_interval(
-    before: Sequence[float], after: Sequence[float], level: float = 0.95
+    before: Sequence[float], after: Sequence[float], level: float = 0.95, units: Units = None
 ) -> tuple[float, float]:
     """Normal-approximation interval of d with the large-sample standard error of Cohen's d for
-    two groups of n: SE = sqrt(2/n + d² / (4n)) (Hedges & Olkin, 1985)."""
-    a, _ = _paired(before, after)
+    two groups of n: SE = sqrt(2/n + d² / (4n)) (Hedges & Olkin, 1985). With ``units``, n is the
+    number of units: pairs of one unit are not independent, and J units of m pairs each hold at
+    least the information of J independent pairs (the design effect 1 + (m − 1)ρ is at most m),
+    so the interval errs wide, never narrow."""
+    a, _, groups = _clustered(before, after, units)
     d = smd(before, after)
     if not math.isfinite(d):
         return (math.nan, math.nan)
-    n = a.size
+    n = int(groups.max()) + 1
     se = math.sqrt(2 / n + d**2 / (4 * n))
     z = float(stats.norm.ppf(0.5 + level / 2))
     return (d - z * se, d + z * se)
 
 
 def smd_paired_confidence_interval(
-    before: Sequence[float], after: Sequence[float], level: float = 0.95
+    before: Sequence[float], after: Sequence[float], level: float = 0.95, units: Units = None
 ) -> tuple[float, float]:
     """The papers' SMD interval (GEM paper App. A.1, E; Scoring Rules paper App. E): the
     Student-t interval of the mean paired difference, divided by the pooled standard deviation,
     ``(mean(b − a) ± t_{n−1} · sd(b − a) / √n) / sqrt((σ_a² + σ_b²) / 2)``. It is the interval of
     the paired mean change in units of σ_pooled, far narrower than the two-sample interval of d
-    when before and after are correlated. NaNs with fewer than two pairs or zero spread."""
-    a, b = _paired(before, after)
+    when before and after are correlated. With ``units`` the standard error is the units'
+    (:func:`_clustered_standard_error`) on J − 1 degrees of freedom, while the centre and σ_pooled
+    stay those of the pairs, as in :func:`smd`; one pair per unit gives the papers' interval.
+    NaNs with fewer than two units or zero spread."""
+    a, b, groups = _clustered(before, after, units)
     if a.size < 2:
         return (math.nan, math.nan)
     pooled = math.sqrt((a.var(ddof=1) + b.var(ddof=1)) / 2)
-    if pooled == 0:
-        return (math.nan, math.nan)
     differences = b - a
-    half = (
-        float(stats.t.ppf(0.5 + level / 2, df=a.size - 1))
-        * float(differences.std(ddof=1))
-        / math.sqrt(a.size)
-    )
+    se = _clustered_standard_error(differences, groups)
+    if pooled == 0 or not math.isfinite(se):
+        return (math.nan, math.nan)
+    half = float(stats.t.ppf(0.5 + level / 2, df=int(groups.max()))) * se
     centre = float(differences.mean())
     return ((centre - half) / pooled, (centre + half) / pooled)
 
@@ -137,19 +187,33 @@ def mean_difference(before: Sequence[float], after: Sequence[float]) -> float:
 
 
 def paired_t_test(
-    before: Sequence[float], after: Sequence[float], alternative: str
+    before: Sequence[float], after: Sequence[float], alternative: str, units: Units = None
 ) -> tuple[float, float]:
     """One-sided paired t-test on after − before: ``alternative="less"`` tests a decrease,
-    ``"greater"`` an increase. Returns (t, p); NaNs with fewer than two pairs."""
+    ``"greater"`` an increase. With ``units``, t is the mean difference over the units' standard
+    error (:func:`_clustered_standard_error`) on J − 1 degrees of freedom, the test
+    :func:`smd_paired_confidence_interval` inverts; one pair per unit is scipy's ``ttest_rel``.
+    Returns (t, p); NaNs with fewer than two units or no spread of the differences."""
     if alternative not in ("less", "greater", "two-sided"):
         raise ValueError(
             f"alternative must be 'less', 'greater' or 'two-sided', got {alternative!r}"
         )
-    a, b = _paired(before, after)
+    a, b, groups = _clustered(before, after, units)
     if a.size < 2 or np.all(b - a == (b - a)[0]):
         return (math.nan, math.nan)
-    result = stats.ttest_rel(b, a, alternative=alternative)
-    return (float(result.statistic), float(result.pvalue))
+    differences = b - a
+    se = _clustered_standard_error(differences, groups)
+    if not (math.isfinite(se) and se > 0):
+        return (math.nan, math.nan)
+    t = float(differences.mean()) / se
+    df = int(groups.max())
+    if alternative == "less":
+        p = float(stats.t.cdf(t, df=df))
+    elif alternative == "greater":
+        p = float(stats.t.sf(t, df=df))
+    else:
+        p = float(2 * stats.t.sf(abs(t), df=df))
+    return (t, p)
 
 
 # One pair carries at least this share of the spread of the paired differences: the t-test then
@@ -158,22 +222,25 @@ def paired_t_test(
 ONE_PAIR_DECIDES = 0.5
 
 
-def largest_difference_share(before: Sequence[float], after: Sequence[float]) -> float:
+def largest_difference_share(
+    before: Sequence[float], after: Sequence[float], units: Units = None
+) -> float:
     """The share of the spread of the paired differences d = after − before that the single
-    most extreme pair carries: ``max_i (d_i − d̄)² / Σ_i (d_i − d̄)²``, in [1/n, 1 − 1/n].
+    most extreme pair carries: ``max_i (d_i − d̄)² / Σ_i (d_i − d̄)²``, in [1/n, 1 − 1/n]. With
+    ``units``, the most extreme unit's share of the units' residuals ``r_j = Σ_{i in j} (d_i −
+    d̄)``, whose squares make the standard error of :func:`paired_t_test`.
 
     Why: a heavy-tailed score (a density ratio exp(PMI) of tens of nats) can put one paper's
     difference orders of magnitude above the rest; the paired t statistic then tends to ±1 as that
     difference grows, whatever the other pairs do, so the test can neither pass nor fail on the
     evidence of the other papers. At or above :data:`ONE_PAIR_DECIDES` the report says so and
-    shows :func:`signed_rank_test` beside the t-test. NaN with fewer than two pairs or when every
+    shows :func:`signed_rank_test` beside the t-test. NaN with fewer than two units or when every
     difference is the same."""
-    a, b = _paired(before, after)
-    if a.size < 2:
+    a, b, groups = _clustered(before, after, units)
+    if a.size < 2 or int(groups.max()) < 1:
         return math.nan
     with np.errstate(over="ignore", invalid="ignore"):
-        deviations = (b - a) - (b - a).mean()
-        squares = deviations**2
+        squares = _unit_residuals(b - a, groups) ** 2
         total = float(squares.sum())
     if not math.isfinite(total):
         return 1.0  # a difference so large its square overflows: it carries everything
@@ -187,18 +254,22 @@ def one_pair_decides(share: object) -> bool:
 
 
 def signed_rank_test(
-    before: Sequence[float], after: Sequence[float], alternative: str
+    before: Sequence[float], after: Sequence[float], alternative: str, units: Units = None
 ) -> tuple[float, float]:
     """Wilcoxon signed-rank test on after − before (``scipy.stats.wilcoxon``; zero differences
     are left out, the "wilcox" convention): a rank test that one extreme pair cannot decide,
-    shown beside the papers' t-test when one pair carries most of the spread. ``alternative`` as
-    in :func:`paired_t_test`. Returns (W, p); NaNs with fewer than two non-zero differences."""
+    shown beside the papers' t-test when one pair carries most of the spread. With ``units`` it
+    ranks each unit's mean difference (a rank test needs independent differences).
+    ``alternative`` as in :func:`paired_t_test`. Returns (W, p); NaNs with fewer than two
+    non-zero differences."""
     if alternative not in ("less", "greater", "two-sided"):
         raise ValueError(
             f"alternative must be 'less', 'greater' or 'two-sided', got {alternative!r}"
         )
-    a, b = _paired(before, after)
-    differences = b - a
+    a, b, groups = _clustered(before, after, units)
+    if not groups.size:
+        return (math.nan, math.nan)
+    differences = np.bincount(groups, weights=b - a) / np.bincount(groups)
     if np.count_nonzero(differences) < 2:
         return (math.nan, math.nan)
     result = stats.wilcoxon(

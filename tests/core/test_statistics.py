@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from scipy import stats
 
@@ -187,3 +188,83 @@ def test_spearman_interval_by_hand():
     assert spearman_confidence_interval(-1.0, 12) == (-1.0, -1.0)
     with pytest.raises(ValueError, match="at least 4 pairs"):
         spearman_confidence_interval(0.5, 3)
+
+
+# three texts of unit a (differences -1, -2, -3) and one of unit b (-4)
+CLUSTER_BEFORE = [5.0, 5.0, 5.0, 9.0]
+CLUSTER_AFTER = [4.0, 3.0, 2.0, 5.0]
+CLUSTER_UNITS = ["a", "a", "a", "b"]
+
+
+def test_paired_statistics_take_their_standard_error_from_the_units():
+    """Mean difference -2.5 over the texts; the units' residuals are (1.5 + .5 - .5) = 1.5 and
+    -1.5, so SE = sqrt(J/(J-1) · Σ r²) / n = sqrt(2 · 4.5) / 4 = 0.75 and t = -10/3 on J - 1 = 1
+    degree of freedom (a Cauchy: p = 1/2 - atan(10/3)/π = 0.0927736). σ_pooled is the texts':
+    sqrt((4 + 5/3) / 2) = 1.6832508; t_{0.975, 1} = 12.7062047 (tables)."""
+    args = (CLUSTER_BEFORE, CLUSTER_AFTER)
+    t, p = paired_t_test(*args, "less", CLUSTER_UNITS)
+    assert t == pytest.approx(-10 / 3)
+    assert p == pytest.approx(0.0927736, abs=1e-7)
+    _, two_sided = paired_t_test(*args, "two-sided", CLUSTER_UNITS)
+    assert two_sided == pytest.approx(2 * p)
+    assert smd(*args) == pytest.approx(-2.5 / 1.6832508, abs=1e-7)
+    low, high = smd_paired_confidence_interval(*args, 0.95, CLUSTER_UNITS)
+    assert low == pytest.approx((-2.5 - 12.7062047 * 0.75) / 1.6832508, abs=1e-6)
+    assert high == pytest.approx((-2.5 + 12.7062047 * 0.75) / 1.6832508, abs=1e-6)
+    assert largest_difference_share(*args, CLUSTER_UNITS) == pytest.approx(0.5)
+    # the rank test ranks the units' mean differences, -2 and -4: P(W+ = 0) = 1/4
+    assert signed_rank_test(*args, "less", CLUSTER_UNITS)[1] == pytest.approx(0.25)
+    # two units: the two-sample interval of d has n = 2
+    d = -2.5 / 1.6832508
+    se = math.sqrt(2 / 2 + d**2 / 8)
+    two_low, _ = smd_confidence_interval(*args, 0.95, CLUSTER_UNITS)
+    assert two_low == pytest.approx(d - 1.959964 * se, abs=1e-5)
+    # counted as four independent pairs the test would be far more certain
+    assert paired_t_test(*args, "less")[1] == pytest.approx(
+        stats.ttest_rel(CLUSTER_AFTER, CLUSTER_BEFORE, alternative="less").pvalue
+    )
+    assert paired_t_test(*args, "less")[1] < p / 5
+
+
+def test_one_pair_per_unit_is_the_plain_paired_test():
+    units = ["p1", "p2", "p3", "p4", "p5"]
+    assert paired_t_test(BEFORE, AFTER, "less", units) == pytest.approx(
+        paired_t_test(BEFORE, AFTER, "less")
+    )
+    assert smd_paired_confidence_interval(BEFORE, AFTER, 0.95, units) == pytest.approx(
+        smd_paired_confidence_interval(BEFORE, AFTER, 0.95)
+    )
+    assert largest_difference_share(BEFORE, AFTER, units) == pytest.approx(
+        largest_difference_share(BEFORE, AFTER)
+    )
+    assert signed_rank_test(BEFORE, AFTER, "less", units) == pytest.approx(
+        signed_rank_test(BEFORE, AFTER, "less")
+    )
+
+
+def test_an_unscored_pair_leaves_its_unit_and_units_must_match_the_pairs():
+    before = CLUSTER_BEFORE + [math.nan]
+    after = CLUSTER_AFTER + [1.0]
+    assert paired_t_test(before, after, "less", CLUSTER_UNITS + ["c"]) == pytest.approx(
+        paired_t_test(CLUSTER_BEFORE, CLUSTER_AFTER, "less", CLUSTER_UNITS)
+    )
+    # one unit left: no test, no interval
+    assert all(math.isnan(v) for v in paired_t_test([1, 2, 3], [0, 2, 1], "less", "aaa"))
+    assert all(
+        math.isnan(v) for v in smd_paired_confidence_interval([1, 2, 3], [0, 2, 1], 0.95, "aaa")
+    )
+    with pytest.raises(ValueError, match="3 units for 4 pairs"):
+        paired_t_test(CLUSTER_BEFORE, CLUSTER_AFTER, "less", ["a", "a", "b"])
+
+
+def test_the_paired_interval_excludes_zero_exactly_when_the_test_rejects():
+    """The interval inverts the test: for many random clustered samples, 0 lies outside the
+    95% paired interval if and only if the two-sided p is below 0.05."""
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        units = rng.integers(0, 6, size=15)
+        before = rng.normal(size=15)
+        after = before + rng.normal(loc=rng.normal(), size=15) + units * rng.normal()
+        low, high = smd_paired_confidence_interval(before, after, 0.95, units.tolist())
+        _, p = paired_t_test(before, after, "two-sided", units.tolist())
+        assert (low > 0 or high < 0) == (p < 0.05)

@@ -211,17 +211,23 @@ def test_robustness_perturbs_each_distinct_answer_once(tmp_path: Path):
 
 
 def test_paired_statistics_count_each_input_once():
-    """Three answers of question a (differences -1, -2, -3) and one of b (-4): the paired test
-    sees two units, a's mean difference -2 and b's -4."""
-    from gem_tasks.scoring.metrics import _pairs, mean_paired_difference
+    """Three answers of question a (differences -1, -2, -3) and one of b (-4). Each text counts
+    once in the effect: mean difference -2.5, d = -2.5 / sqrt((4 + 5/3) / 2) = -1.4852213 (not
+    the -1.3416408 of the two questions' means, whose spread is not the texts'). The test counts
+    the two questions: residuals 1.5 and -1.5, SE = sqrt(2 · 4.5) / 4 = 0.75, t = -10/3 on one
+    degree of freedom, p = 1/2 - atan(10/3)/π = 0.0927736 (the four texts as independent pairs
+    would give p = 0.0152)."""
+    from gem_tasks.scoring.metrics import _pairs, mean_paired_difference, paired_p, smd
 
     def pair(entity: str, before: float, after: float) -> SampleScore:
         return SampleScore(
             score=Score(value={"before": before, "after": after}),
-            sample_id=f"{entity}/{before}",
+            sample_id=f"{entity}/{after}",
             sample_metadata={"entity": entity},
         )
 
     scores = [pair("a", 5, 4), pair("a", 5, 3), pair("a", 5, 2), pair("b", 9, 5)]
-    assert _pairs(scores) == ([5.0, 9.0], [3.0, 5.0])
-    assert mean_paired_difference()(scores) == pytest.approx(-3.0)  # not (-1-2-3-4)/4 = -2.5
+    assert _pairs(scores) == ([5.0, 5.0, 5.0, 9.0], [4.0, 3.0, 2.0, 5.0], ["a", "a", "a", "b"])
+    assert mean_paired_difference()(scores) == pytest.approx(-2.5)
+    assert smd()(scores) == pytest.approx(-1.4852213, abs=1e-7)
+    assert paired_p("less")(scores) == pytest.approx(0.0927736, abs=1e-7)

@@ -391,8 +391,9 @@ def robustness(
             "expected": spec.expected,
             "level": level or spec.level,
             "alpha": alpha,
-            # the unit every paired statistic counts: the samples of one input are averaged
-            "statistical_unit": "the input (paper, question, article, hotel): its samples "
-            "averaged into one before/after pair",
+            # the unit the paired intervals and tests count (their standard error is the
+            # units'); the SMD and mean difference count each distinct text once
+            "statistical_unit": "the input (paper, question, article, hotel): paired "
+            "intervals and tests take their standard error over these; d counts each text once",
         },
     )
