@@ -73,12 +73,8 @@ def proportion_interval(values: Sequence[float], level: float = 0.90) -> tuple[f
 
 def _paired(before: Sequence[float], after: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
     """Pairs where both values are finite (an unscored side drops its pair)."""
-    a = np.asarray(before, dtype=float)
-    b = np.asarray(after, dtype=float)
-    if a.shape != b.shape:
-        raise ValueError(f"paired samples differ in length: {a.size} vs {b.size}")
-    keep = np.isfinite(a) & np.isfinite(b)
-    return a[keep], b[keep]
+    a, b, _ = _clustered(before, after, None)
+    return a, b
 
 
 Units = Sequence[object] | None
@@ -90,19 +86,18 @@ interval or test then counts the units, not the items."""
 def _clustered(
     before: Sequence[float], after: Sequence[float], units: Units
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The finite pairs (as :func:`_paired`) and the index of each one's unit (0..J-1, in order
+    """The pairs where both values are finite and the index of each one's unit (0..J-1, in order
     of first appearance); ``units=None`` gives each pair its own unit."""
     a = np.asarray(before, dtype=float)
     b = np.asarray(after, dtype=float)
     if a.shape != b.shape:
         raise ValueError(f"paired samples differ in length: {a.size} vs {b.size}")
-    if units is None:
-        labels = list(range(a.size))
-    else:
-        labels = list(units)
-        if len(labels) != a.size:
-            raise ValueError(f"{len(labels)} units for {a.size} pairs")
     keep = np.isfinite(a) & np.isfinite(b)
+    if units is None:
+        return a[keep], b[keep], np.arange(int(keep.sum()))
+    labels = list(units)
+    if len(labels) != a.size:
+        raise ValueError(f"{len(labels)} units for {a.size} pairs")
     index: dict[object, int] = {}
     groups = np.array(
         [index.setdefault(unit, len(index)) for unit, kept in zip(labels, keep) if kept],
