@@ -19,6 +19,7 @@ from functools import cache
 
 import prompts
 from scorers.errors import GemTasksError
+from scorers.registries import Registry
 
 __all__ = [
     "DOMAINS",
@@ -82,53 +83,51 @@ class Domain:
         return "" if self.name == PEER_REVIEW else f"domains/{self.name}/"
 
 
-DOMAINS: dict[str, Domain] = {
-    d.name: d
-    for d in (
-        Domain(
-            PEER_REVIEW,
-            task_input="paper",
-            report="review",
-            synopsis="abstract",
-            statement_prefix="The reviewer",
-            weak_context="abstract",
-            sections=True,
-            has_rating=True,
-        ),
-        Domain(
-            "summarization",
-            task_input="article",
-            report="summary",
-            synopsis="article",
-            statement_prefix="The summary states that",
-            weak_context="lead",
-        ),
-        Domain(
-            "opinion_summarization",
-            task_input="hotel",
-            report="summary",
-            synopsis=None,
-            statement_prefix="The summary states that",
-            weak_context="title",
-        ),
-        Domain(
-            "qa",
-            task_input="question",
-            report="answer",
-            synopsis="question",
-            statement_prefix="The answer states that",
-            weak_context="question",
-        ),
-    )
-}
+DOMAINS: Registry[Domain] = Registry("domain", error=DomainError)
+"""Every domain by name."""
+for _domain in (
+    Domain(
+        PEER_REVIEW,
+        task_input="paper",
+        report="review",
+        synopsis="abstract",
+        statement_prefix="The reviewer",
+        weak_context="abstract",
+        sections=True,
+        has_rating=True,
+    ),
+    Domain(
+        "summarization",
+        task_input="article",
+        report="summary",
+        synopsis="article",
+        statement_prefix="The summary states that",
+        weak_context="lead",
+    ),
+    Domain(
+        "opinion_summarization",
+        task_input="hotel",
+        report="summary",
+        synopsis=None,
+        statement_prefix="The summary states that",
+        weak_context="title",
+    ),
+    Domain(
+        "qa",
+        task_input="question",
+        report="answer",
+        synopsis="question",
+        statement_prefix="The answer states that",
+        weak_context="question",
+    ),
+):
+    DOMAINS.register(_domain.name, _domain)
+del _domain
 
 
 def domain(name: str | None) -> Domain:
     """The domain called ``name`` (peer review when None)."""
-    key = name or PEER_REVIEW
-    if key not in DOMAINS:
-        raise DomainError(f"unknown domain {key!r}; known: {sorted(DOMAINS)}")
-    return DOMAINS[key]
+    return DOMAINS[name or PEER_REVIEW]
 
 
 @cache  # asked for every scoring request: the shipped templates do not change while running

@@ -23,8 +23,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from scorers.errors import MetricError, UnknownMetricError, Unscored, did_you_mean
+from scorers.errors import MetricError, UnknownMetricError, Unscored
 from scorers.options import MetricOptions, NoOptions
+from scorers.registries import Registry
 from scorers.types import Result
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CORPUS_STATISTIC",
     "EMPTY_CANDIDATE",
+    "METRICS",
     "NEEDS",
     "PER_ITEM_MEAN",
     "Metric",
@@ -250,8 +252,11 @@ class Metric(ABC):
         raise MetricError("score() was called inside an event loop: await ascore() instead")
 
 
-_REGISTRY: dict[str, MetricSpec] = {}
-_ALIASES: dict[str, str] = {}
+METRICS: Registry[MetricSpec] = Registry(
+    "metric", error=UnknownMetricError, duplicate=MetricError, hint=ALL_NAMES_HINT, list_known=False
+)
+"""Every metric by name and alias (filled as the families are discovered: read it through
+:func:`metric_spec` and :func:`list_metrics`, which discover them first)."""
 _CORPUS: dict[str, object] = {}
 _discovered = False
 _lock = threading.RLock()
@@ -262,7 +267,7 @@ def register_metric(spec: MetricSpec) -> MetricSpec:
     A name or alias registered twice is an error."""
     with _lock:
         for name in (spec.name, *spec.aliases):
-            if name in _REGISTRY or name in _ALIASES:
+            if name in METRICS:
                 raise MetricError(f"metric name {name!r} is registered twice")
         numbers: dict[str, object] = dict(spec.corpus)
         if spec.headline is not None:
@@ -273,9 +278,7 @@ def register_metric(spec: MetricSpec) -> MetricSpec:
                     f"metric {spec.name!r}: corpus number {key!r} is another family's name for a "
                     "different function"
                 )
-        _REGISTRY[spec.name] = spec
-        for alias in spec.aliases:
-            _ALIASES[alias] = spec.name
+        METRICS.register(spec.name, spec, aliases=spec.aliases)
     return spec
 
 
@@ -310,13 +313,7 @@ def _discover() -> None:
 def metric_spec(name: str) -> MetricSpec:
     """The spec registered under ``name`` or one of its aliases."""
     _discover()
-    key = _ALIASES.get(name, name)
-    if key not in _REGISTRY:
-        raise UnknownMetricError(
-            f"unknown metric {name!r}{did_you_mean(name, [*_REGISTRY, *_ALIASES])}; "
-            f"{ALL_NAMES_HINT}"
-        )
-    return _REGISTRY[key]
+    return METRICS[name]
 
 
 def get_metric(name: str, **options: Any) -> Metric:
@@ -358,4 +355,4 @@ def refuse_out_of_domain(names: Sequence[str], domain: str, *, where: str) -> No
 def list_metrics() -> list[MetricSpec]:
     """Every registered metric, in registration order of the families (alphabetical folders)."""
     _discover()
-    return list(_REGISTRY.values())
+    return list(METRICS.values())

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import gem_data.fetch.convert as convert
 import gem_data.fetch.iclr2026 as iclr2026
+from scorers.registries import Registry
 
 __all__ = ["DATASETS", "Dataset", "SourceFile", "dataset", "files_digest"]
 
@@ -212,7 +213,7 @@ def _space_gold(raw: Path) -> list[SourceFile]:
     return [QT(path) for path in convert.space_gold_paths(hotels)]
 
 
-DATASETS: tuple[Dataset, ...] = (
+_CATALOG: tuple[Dataset, ...] = (
     Dataset(
         name="iclr2023-gem",
         folder="iclr2023_gem",
@@ -427,18 +428,20 @@ DATASETS: tuple[Dataset, ...] = (
     ),
 )
 
+DATASETS: Registry[Dataset] = Registry.of(
+    "dataset",
+    _CATALOG,
+    hint="another ICLR (2018-) or NeurIPS (2021-) year is built from OpenReview: gem-tasks data "
+    "build --venue ICLR.cc/<year>/Conference --out data/<name>",
+)
+
 
 def dataset(name: str) -> Dataset:
-    """The dataset of that name; ``KeyError`` listing the names otherwise."""
-    for entry in DATASETS:
-        if entry.name == name:
-            return entry
-    raise KeyError(
-        f"unknown dataset {name!r}; known: {', '.join(names())}. Another ICLR (2018-) or "
-        "NeurIPS (2021-) year is built from OpenReview: gem-tasks data build --venue "
-        "ICLR.cc/<year>/Conference --out data/<name>"
-    )
+    """The dataset of that name; an unknown name is an
+    :class:`~scorers.registries.UnknownNameError` (a ``KeyError``) listing the names and how to
+    build another year."""
+    return DATASETS[name]
 
 
 def names() -> Sequence[str]:
-    return [entry.name for entry in DATASETS]
+    return list(DATASETS)

@@ -31,7 +31,7 @@ DOWNLOADS = ".download"
 
 def fetch_order(names: Sequence[str]) -> list[Dataset]:
     """The datasets to fetch for ``names`` (``all``: every one), each after those it requires."""
-    wanted = [entry.name for entry in catalog.DATASETS] if "all" in names else list(names)
+    wanted = list(catalog.DATASETS) if "all" in names else list(names)
     order: list[Dataset] = []
 
     def visit(name: str) -> None:

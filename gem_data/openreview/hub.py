@@ -52,6 +52,7 @@ from gem_data.openreview.forms import (
 )
 from gem_data.openreview.submissions import clean_decision
 from scorers.data.records import RecordError, read_jsonl
+from scorers.registries import Registry
 
 __all__ = ["HUB_DATASETS", "REVIEWBENCH", "HubDataset", "hub_dataset", "hub_records", "read_rows"]
 
@@ -153,16 +154,17 @@ REVIEWBENCH = HubDataset(
     "text; CC-BY-4.0, so credit the dataset's authors when redistributing derived data.",
 )
 
-HUB_DATASETS: dict[str, HubDataset] = {"reviewbench": REVIEWBENCH, REVIEWBENCH.repo_id: REVIEWBENCH}
+HUB_DATASETS: Registry[HubDataset] = Registry(
+    "Hub dataset", hint="each is also known by its Hub id (reviewbench: Samarth0710/reviewbench)"
+)
+"""The supported Hub datasets by short name, each with its Hub id as an alias."""
+HUB_DATASETS.register("reviewbench", REVIEWBENCH, aliases=(REVIEWBENCH.repo_id,))
 
 
 def hub_dataset(name: str) -> HubDataset:
-    """The supported dataset called ``name`` (short name or Hub id); ``ValueError`` otherwise."""
-    try:
-        return HUB_DATASETS[name]
-    except KeyError:
-        known = ", ".join(sorted(HUB_DATASETS))
-        raise ValueError(f"unknown Hub dataset {name!r}; supported: {known}") from None
+    """The supported dataset called ``name`` (short name or Hub id); an unknown name is an
+    :class:`~scorers.registries.UnknownNameError` (a ``ValueError``) naming the supported ones."""
+    return HUB_DATASETS[name]
 
 
 def _jsonl_rows(path: Path) -> Iterator[Mapping[str, Any]]:

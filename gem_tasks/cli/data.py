@@ -198,9 +198,9 @@ def _fetch(args: argparse.Namespace) -> int:
 def _fetch_epilog() -> str:
     from gem_data.fetch import DATASETS
 
-    width = max(len(entry.name) for entry in DATASETS)
+    width = max(len(name) for name in DATASETS)
     lines = ["datasets:"]
-    for entry in DATASETS:
+    for entry in DATASETS.values():
         lines += textwrap.wrap(
             entry.summary,
             width=88,

@@ -68,7 +68,7 @@ def _exam_log_qualification(path: Path) -> dict[str, Any] | None:
     return qualification_from_log(path) if is_exam_log(path) else None
 
 
-register_qualification_reader(_exam_log_qualification)
+register_qualification_reader("autopre_exam log", _exam_log_qualification)
 _CORPUS_METRICS: dict[str, Callable[[], InspectMetric]] = {}
 
 

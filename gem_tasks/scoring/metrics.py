@@ -5,6 +5,7 @@ paired before/after statistics of the robustness task, and correlation with huma
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from inspect_ai.scorer import Metric, SampleScore, metric
 
@@ -115,108 +116,73 @@ def _pairs(scores: list[SampleScore]) -> tuple[list[float], list[float], list[st
     return before, after, units
 
 
+def _over_pairs(statistic: Callable[[list[float], list[float], list[str]], float]) -> Metric:
+    """An Inspect metric computing ``statistic(before, after, units)`` over the samples' pairs
+    (:func:`_pairs`): the one way every paired metric below reads its scores."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        return float(statistic(*_pairs(scores)))
+
+    return compute
+
+
 @metric
 def smd() -> Metric:
     """Standardised mean difference d = (μ' − μ) / σ_pooled of after vs before (GEM §4.2),
     over the scored texts, each once: on the papers' scale of item standard deviations."""
-
-    def compute(scores: list[SampleScore]) -> float:
-        before, after, _ = _pairs(scores)
-        return statistics.smd(before, after)
-
-    return compute
+    return _over_pairs(lambda before, after, _: statistics.smd(before, after))
 
 
 @metric
 def smd_ci95_lower() -> Metric:
     """Lower end of the two-sample 95% interval of the SMD, n counted in units."""
-
-    def compute(scores: list[SampleScore]) -> float:
-        before, after, units = _pairs(scores)
-        return statistics.smd_confidence_interval(before, after, 0.95, units)[0]
-
-    return compute
+    return _over_pairs(lambda b, a, u: statistics.smd_confidence_interval(b, a, 0.95, u)[0])
 
 
 @metric
 def smd_ci95_upper() -> Metric:
     """Upper end of the 95% confidence interval of the SMD."""
-
-    def compute(scores: list[SampleScore]) -> float:
-        before, after, units = _pairs(scores)
-        return statistics.smd_confidence_interval(before, after, 0.95, units)[1]
-
-    return compute
+    return _over_pairs(lambda b, a, u: statistics.smd_confidence_interval(b, a, 0.95, u)[1])
 
 
 @metric
 def smd_paired_ci95_lower() -> Metric:
     """Lower end of the papers' paired 95% interval of the SMD (mean paired difference ± t·SE,
     over σ_pooled; GEM paper App. A.1), the standard error from the units."""
-
-    def compute(scores: list[SampleScore]) -> float:
-        before, after, units = _pairs(scores)
-        return statistics.smd_paired_confidence_interval(before, after, 0.95, units)[0]
-
-    return compute
+    return _over_pairs(lambda b, a, u: statistics.smd_paired_confidence_interval(b, a, 0.95, u)[0])
 
 
 @metric
 def smd_paired_ci95_upper() -> Metric:
     """Upper end of the papers' paired 95% interval of the SMD."""
-
-    def compute(scores: list[SampleScore]) -> float:
-        before, after, units = _pairs(scores)
-        return statistics.smd_paired_confidence_interval(before, after, 0.95, units)[1]
-
-    return compute
+    return _over_pairs(lambda b, a, u: statistics.smd_paired_confidence_interval(b, a, 0.95, u)[1])
 
 
 @metric
 def mean_paired_difference() -> Metric:
     """Mean of after − before over the scored texts."""
-
-    def compute(scores: list[SampleScore]) -> float:
-        before, after, _ = _pairs(scores)
-        return statistics.mean_difference(before, after)
-
-    return compute
+    return _over_pairs(lambda before, after, _: statistics.mean_difference(before, after))
 
 
 @metric
 def paired_p(alternative: str = "less") -> Metric:
     """One-sided paired t-test p-value over the units: ``less`` tests a decrease, ``greater`` an
     increase."""
-
-    def compute(scores: list[SampleScore]) -> float:
-        before, after, units = _pairs(scores)
-        return statistics.paired_t_test(before, after, alternative, units)[1]
-
-    return compute
+    return _over_pairs(lambda b, a, u: statistics.paired_t_test(b, a, alternative, u)[1])
 
 
 @metric
 def largest_share() -> Metric:
     """Share of the spread of the paired differences carried by the most extreme pair
     (``statistics.largest_difference_share``): at 0.5 or more, one paper decides the t-test."""
-
-    def compute(scores: list[SampleScore]) -> float:
-        before, after, units = _pairs(scores)
-        return statistics.largest_difference_share(before, after, units)
-
-    return compute
+    return _over_pairs(statistics.largest_difference_share)
 
 
 @metric
 def signed_rank_p(alternative: str = "less") -> Metric:
     """One-sided Wilcoxon signed-rank p-value in the direction of ``paired_p``: a rank test that
     one extreme pair cannot decide (read it where ``largest_share`` is 0.5 or more)."""
-
-    def compute(scores: list[SampleScore]) -> float:
-        before, after, units = _pairs(scores)
-        return statistics.signed_rank_test(before, after, alternative, units)[1]
-
-    return compute
+    return _over_pairs(lambda b, a, u: statistics.signed_rank_test(b, a, alternative, u)[1])
 
 
 @metric
@@ -226,16 +192,14 @@ def verdict(expected: str = "decrease", alpha: float = 0.05) -> Metric:
     significant increase."""
     if expected not in ("decrease", "no_increase"):
         raise ValueError(f"expected must be 'decrease' or 'no_increase', got {expected!r}")
+    direction = "less" if expected == "decrease" else "greater"
+    significant = 1.0 if expected == "decrease" else 0.0
 
-    def compute(scores: list[SampleScore]) -> float:
-        before, after, units = _pairs(scores)
-        if expected == "decrease":
-            p = statistics.paired_t_test(before, after, "less", units)[1]
-            return 1.0 if p < alpha else 0.0
-        p = statistics.paired_t_test(before, after, "greater", units)[1]
-        return 0.0 if p < alpha else 1.0
+    def behaves(before: list[float], after: list[float], units: list[str]) -> float:
+        p = statistics.paired_t_test(before, after, direction, units)[1]
+        return significant if p < alpha else 1.0 - significant
 
-    return compute
+    return _over_pairs(behaves)
 
 
 # -- human-grade correlation ----------------------------------------------------------------------

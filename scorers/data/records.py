@@ -253,7 +253,7 @@ def _domain(value: Any, *, where: str) -> str:
 
     name = value or "peer_review"
     if name not in DOMAINS:
-        raise RecordError(f"{where}: unknown domain {name!r}; known: {sorted(DOMAINS)}")
+        raise RecordError(f"{where}: {DOMAINS.unknown_message(name)}")
     return name
 
 

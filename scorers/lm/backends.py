@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scorers.errors import SettingError, did_you_mean
+from scorers.registries import Registry
 
 __all__ = [
     "Backend",
@@ -92,7 +93,9 @@ class Backend:
             _function(self.check)(spec, model, dict(options))
 
 
-_BACKENDS: dict[str, Backend] = {}
+_BACKENDS: Registry[Backend] = Registry(
+    "evaluation-LM backend", error=SettingError, hint=lambda: _forms_sentence(), list_known=False
+)
 _lock = threading.Lock()
 
 
@@ -102,7 +105,7 @@ def register_backend(entry: Backend) -> Backend:
         taken = {spec for b in _BACKENDS.values() for spec in b.specs}
         if entry.name in _BACKENDS or set(entry.specs) & (taken | set(_BACKENDS)):
             raise ValueError(f"backend {entry.name!r} (or one of its specs) is registered twice")
-        _BACKENDS[entry.name] = entry
+        _BACKENDS.register(entry.name, entry)
     return entry
 
 
@@ -114,8 +117,6 @@ def list_backends() -> list[Backend]:
 
 def backend(name: str) -> Backend:
     """The backend registered under ``name``."""
-    if name not in _BACKENDS:
-        raise SettingError(f"unknown evaluation-LM backend {name!r}; {_forms_sentence()}")
     return _BACKENDS[name]
 
 

@@ -68,4 +68,4 @@ def test_the_per_reference_example_is_one_short_file_and_scores_as_the_page_says
         assert only_blank.value is None
         assert only_blank.reason == "no usable reference (r9: empty reference text)"
     finally:
-        registry._REGISTRY.pop("length_ratio", None)
+        registry.METRICS.remove("length_ratio")

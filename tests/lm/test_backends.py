@@ -72,7 +72,7 @@ def run_guide_module(monkeypatch, code: str) -> types.ModuleType:
     """``code`` run as the module ``mylab_backend`` (importable, as a user's module is)."""
     module = types.ModuleType("mylab_backend")
     monkeypatch.setitem(sys.modules, "mylab_backend", module)
-    monkeypatch.setattr(backends, "_BACKENDS", dict(backends._BACKENDS))  # undone after
+    monkeypatch.setattr(backends, "_BACKENDS", backends._BACKENDS.copy())  # undone after
     exec(compile(code, "mylab_backend.py", "exec", dont_inherit=True), module.__dict__)
     return module
 

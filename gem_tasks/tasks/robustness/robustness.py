@@ -103,11 +103,7 @@ def _checked_level(data: TaskData, *, perturbation: str, level: str | None, pert
     after refusing settings that do not fit the strategy or ``data``."""
     if perturb not in PERTURB_MODES:
         raise ValueError(f"perturb must be one of {list(PERTURB_MODES)}, got {perturb!r}")
-    if perturbation not in PERTURBATIONS:
-        raise ValueError(
-            f"unknown perturbation {perturbation!r}; choose from {list(PERTURBATIONS)}"
-        )
-    spec = PERTURBATIONS[perturbation]
+    spec = PERTURBATIONS[perturbation]  # an unknown name: a SettingError naming the known
     level = level or spec.level
     if level not in ("review", "judgments"):
         raise ValueError(f"level must be 'review' or 'judgments', got {level!r}")
@@ -358,11 +354,7 @@ def robustness(
             the log's metadata and every pair's say which text was perturbed
             (``perturb_target``).
     """
-    spec = PERTURBATIONS.get(perturbation)
-    if spec is None:
-        raise ValueError(
-            f"unknown perturbation {perturbation!r}; choose from {list(PERTURBATIONS)}"
-        )
+    spec = PERTURBATIONS[perturbation]  # an unknown name: a SettingError naming the known
     data, plan = scoring.prepare(
         DEMO_DATASET if dataset is None else dataset, domains=frozenset(DOMAINS)
     )

@@ -44,6 +44,7 @@ from scorers.metrics.autopre.judging import (
     template_of,
 )
 from scorers.options import MetricOptions, option
+from scorers.registries import Registry
 from scorers.registry import Metric, MetricSpec
 from scorers.resources import Resources
 from scorers.signature import Signature, prompt_hashes
@@ -100,15 +101,19 @@ class PanelQualification:
 
 
 QualificationReader = Callable[[Path], Mapping[str, Any] | None]
-_READERS: list[QualificationReader] = []
+_READERS: Registry[QualificationReader] = Registry("qualification reader")
+"""The readers of qualification files other than the JSON table, by the kind of file they
+read, tried in registration order."""
 
 
-def register_qualification_reader(reader: QualificationReader) -> None:
-    """Let :func:`load_qualification` read another kind of file: ``reader(path)`` returns the
-    qualification table, or None for a file it does not read. The Inspect layer registers one
-    for ``autopre_exam`` logs (the core reads no harness's log format itself)."""
-    if reader not in _READERS:
-        _READERS.append(reader)
+def register_qualification_reader(name: str, reader: QualificationReader) -> None:
+    """Let :func:`load_qualification` read another kind of file, ``name``: ``reader(path)``
+    returns the qualification table, or None for a file it does not read. The Inspect layer
+    registers one for ``autopre_exam`` logs (the core reads no harness's log format itself).
+    Registering the same reader under its name again does nothing; another under a taken name
+    is an error."""
+    if _READERS.get(name) is not reader:
+        _READERS.register(name, reader)
 
 
 def _qualification_table(value: Mapping[str, Any] | str | Path) -> tuple[Any, str]:
@@ -118,7 +123,7 @@ def _qualification_table(value: Mapping[str, Any] | str | Path) -> tuple[Any, st
         path = Path(value)
         if not path.is_file():
             raise MetricError(f"qualification file {path} does not exist")
-        read = next((t for t in (reader(path) for reader in _READERS) if t is not None), None)
+        read = next((t for t in (reader(path) for reader in _READERS.values()) if t is not None), None)
         try:
             table = dict(read) if read is not None else json.loads(path.read_text("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:

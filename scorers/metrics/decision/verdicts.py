@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import prompts
+from scorers.registries import Registry
 from scorers.scales import DEFAULT_SCALE, VenueScale, scale_named
 from scorers.types import Item
 
@@ -21,6 +22,7 @@ __all__ = [
     "ACCEPT_THRESHOLD",
     "COMMITTEE_RULES",
     "RULES",
+    "Rule",
     "VERDICT_PROMPT",
     "Verdict",
     "committee_ratings",
@@ -39,20 +41,6 @@ ACCEPT_THRESHOLD = DEFAULT_SCALE.accept_threshold
 VERDICT_PROMPT = "decision/verdict_user"
 """The follow-up question, asked in the review's conversation after the review."""
 
-RULES = {
-    "always_reject": "reject every paper (the majority class at ICLR)",
-    "base_rate": "accept each paper with the dataset's acceptance rate, by a seeded coin",
-    "committee": "accept when the mean rating of the other reviewers (every review of the "
-    "paper but the held-out one, however many are references) is at least the lowest "
-    "accept-side rating of the venue's scale (6 on every ICLR scale); that mean is the rule's "
-    "rating",
-    "committee_all_reviewers": "accept when the mean rating of every official reviewer of the "
-    "paper is at least the lowest accept-side rating of the venue's scale (6 on every ICLR "
-    "scale); that mean is the rule's rating. The ratings are the paper-level list of the venue's "
-    "decision data, so the held-out reviewer's is among them: not the leave-one-out committee "
-    "(for data whose reviews carry no rating)",
-}
-"""The baseline rules that state a verdict with no reviewer."""
 
 COMMITTEE_RULES = frozenset({"committee", "committee_all_reviewers"})
 """The rules whose rating is a mean of the reviewers' ratings (a rating error against the other
@@ -155,33 +143,80 @@ def _coin(paper_id: str, seed: int, rate: float) -> bool:
     return int(digest[:13], 16) / 16**13 < rate
 
 
+@dataclass(frozen=True)
+class Rule:
+    """A baseline rule: what it does, in the leaderboard's words, and the verdict it states for
+    an item given the rule's settings (the candidate's ``baseline`` mapping)."""
+
+    description: str
+    verdict: Callable[[Item, Mapping[str, Any], str], Verdict]
+
+
+def _always_reject(item: Item, rule: Mapping[str, Any], source: str) -> Verdict:
+    return Verdict(None, False, source, "the rule states no rating")
+
+
+def _base_rate(item: Item, rule: Mapping[str, Any], source: str) -> Verdict:
+    rate = rule.get("rate")
+    if not isinstance(rate, int | float) or not 0 <= rate <= 1:
+        return Verdict(None, None, source, "no acceptance rate for the base-rate rule")
+    accept = _coin(item.paper.id, int(rule.get("seed", 0)), float(rate))
+    return Verdict(None, accept, source, "the rule states no rating")
+
+
+def _committee(item: Item, rule: Mapping[str, Any], source: str) -> Verdict:
+    mean = other_reviewers_rating(item)
+    if mean is None:
+        return Verdict(None, None, source, "the other reviewers' reviews carry no rating")
+    return Verdict(mean, scale_of(item).accepts(mean), source)
+
+
+def _committee_all_reviewers(item: Item, rule: Mapping[str, Any], source: str) -> Verdict:
+    ratings = item.paper.official_ratings
+    if not ratings:
+        reason = (
+            "the data lists no official ratings for the paper (join a decisions file with "
+            "a ratings column: gem-tasks data convert --decisions)"
+        )
+        return Verdict(None, None, source, reason)
+    mean = sum(ratings) / len(ratings)
+    return Verdict(mean, scale_of(item).accepts(mean), source)
+
+
+RULES: Registry[Rule] = Registry("baseline rule")
+"""The baseline rules that state a verdict with no reviewer, by name."""
+RULES.register(
+    "always_reject", Rule("reject every paper (the majority class at ICLR)", _always_reject)
+)
+RULES.register(
+    "base_rate",
+    Rule("accept each paper with the dataset's acceptance rate, by a seeded coin", _base_rate),
+)
+RULES.register(
+    "committee",
+    Rule(
+        "accept when the mean rating of the other reviewers (every review of the paper but the "
+        "held-out one, however many are references) is at least the lowest accept-side rating "
+        "of the venue's scale (6 on every ICLR scale); that mean is the rule's rating",
+        _committee,
+    ),
+)
+RULES.register(
+    "committee_all_reviewers",
+    Rule(
+        "accept when the mean rating of every official reviewer of the paper is at least the "
+        "lowest accept-side rating of the venue's scale (6 on every ICLR scale); that mean is "
+        "the rule's rating. The ratings are the paper-level list of the venue's decision data, "
+        "so the held-out reviewer's is among them: not the leave-one-out committee (for data "
+        "whose reviews carry no rating)",
+        _committee_all_reviewers,
+    ),
+)
+
+
 def _rule_verdict(item: Item, rule: Mapping[str, Any]) -> Verdict:
-    name = rule.get("rule")
-    source = f"the {name} rule"
-    if name == "always_reject":
-        return Verdict(None, False, source, "the rule states no rating")
-    if name == "base_rate":
-        rate = rule.get("rate")
-        if not isinstance(rate, int | float) or not 0 <= rate <= 1:
-            return Verdict(None, None, source, "no acceptance rate for the base-rate rule")
-        accept = _coin(item.paper.id, int(rule.get("seed", 0)), float(rate))
-        return Verdict(None, accept, source, "the rule states no rating")
-    if name == "committee":
-        mean = other_reviewers_rating(item)
-        if mean is None:
-            return Verdict(None, None, source, "the other reviewers' reviews carry no rating")
-        return Verdict(mean, scale_of(item).accepts(mean), source)
-    if name == "committee_all_reviewers":
-        ratings = item.paper.official_ratings
-        if not ratings:
-            reason = (
-                "the data lists no official ratings for the paper (join a decisions file with "
-                "a ratings column: gem-tasks data convert --decisions)"
-            )
-            return Verdict(None, None, source, reason)
-        mean = sum(ratings) / len(ratings)
-        return Verdict(mean, scale_of(item).accepts(mean), source)
-    raise ValueError(f"unknown baseline rule {name!r}; known: {sorted(RULES)}")
+    name = str(rule.get("rule"))
+    return RULES[name].verdict(item, rule, f"the {name} rule")
 
 
 def verdict_of(item: Item) -> Verdict:

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 
 from scorers.lm.base import ChatMessage, GenerationSettings
 from scorers.lm.generation import TextGenerator
+from scorers.registries import Registry
 from scorers.validation.perturbations import deletion, elongation, red_team, rewriting
 from scorers.validation.perturbations.base import (
     PERTURB_SETTINGS,
@@ -48,34 +49,34 @@ __all__ = [
     "run_perturbation",
 ]
 
-PERTURBATIONS: dict[str, Perturbation] = {
-    strategy.name: strategy
-    for strategy in (
-        deletion.SentenceDeletion(),
-        deletion.JudgmentDeletion(),
-        deletion.RandomReplacement(),
-        deletion.DeletionCompletion(),
-        rewriting.SurfaceReport(),
-        rewriting.UltraConcise(),
-        rewriting.OpinionFlip(),
-        rewriting.Rephrase(),
-        elongation.MeaninglessElongation(),
-        rewriting.PositiveShift(),
-        rewriting.NegativeShift(),
-        rewriting.HedgedShift(),
-        red_team.AbstractCopy(),
-        red_team.PaperCopy(),
-        red_team.UniversalReview(),
-        red_team.Shotgun(),
-        red_team.Injection(),
-        red_team.SelfReference(),
-        red_team.OracleInjection(),
-        rewriting.StrongShift(),
-        rewriting.RephraseReorganize(),
-        elongation.ElongationFixed(),
-    )
-}
+PERTURBATIONS: Registry[Perturbation] = Registry("perturbation")
 """Every strategy by name: the one registry that the robustness task and the report read."""
+for _strategy in (
+    deletion.SentenceDeletion(),
+    deletion.JudgmentDeletion(),
+    deletion.RandomReplacement(),
+    deletion.DeletionCompletion(),
+    rewriting.SurfaceReport(),
+    rewriting.UltraConcise(),
+    rewriting.OpinionFlip(),
+    rewriting.Rephrase(),
+    elongation.MeaninglessElongation(),
+    rewriting.PositiveShift(),
+    rewriting.NegativeShift(),
+    rewriting.HedgedShift(),
+    red_team.AbstractCopy(),
+    red_team.PaperCopy(),
+    red_team.UniversalReview(),
+    red_team.Shotgun(),
+    red_team.Injection(),
+    red_team.SelfReference(),
+    red_team.OracleInjection(),
+    rewriting.StrongShift(),
+    rewriting.RephraseReorganize(),
+    elongation.ElongationFixed(),
+):
+    PERTURBATIONS.register(_strategy.name, _strategy)
+del _strategy
 
 GAMING = tuple(name for name, strategy in PERTURBATIONS.items() if strategy.kind == "gaming")
 """The red-team strategies (:mod:`scorers.validation.gaming`): each works on raw reviews and on
@@ -83,11 +84,10 @@ judgment summaries alike."""
 
 
 def _check(name: str, text: str) -> Perturbation:
-    if name not in PERTURBATIONS:
-        raise ValueError(f"unknown perturbation {name!r}; choose from {list(PERTURBATIONS)}")
+    strategy = PERTURBATIONS[name]  # an unknown name: UnknownNameError, a ValueError
     if not isinstance(text, str) or not text.strip():
         raise ValueError(f"perturbation {name!r}: the text to perturb is empty")
-    return PERTURBATIONS[name]
+    return strategy
 
 
 def llm_requests(

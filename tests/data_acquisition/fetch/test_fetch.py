@@ -27,6 +27,7 @@ from scorers.data.decisions import read_decisions
 from scorers.data.records import RecordError, load_records
 from scorers.data.sources.gem_release import gem_release_records
 from scorers.data.sources.summaries import lfqa_e_records, space_records, summeval_records
+from scorers.registries import Registry
 
 
 def _sha(data: bytes) -> str:
@@ -150,7 +151,7 @@ def _serve_everything(root: Path) -> dict[str, catalog.Dataset]:
     """Put every dataset's fixture on the server; returns the catalog entries pinned to the
     fixtures' bytes (the real entries pin the published bytes) and with outputs recorded, not
     pinned (all but :data:`OWN_TESTS`)."""
-    published = {entry.name: entry for entry in catalog.DATASETS if entry.name not in OWN_TESTS}
+    published = {n: entry for n, entry in catalog.DATASETS.items() if n not in OWN_TESTS}
     blobs: dict[tuple[str, str], bytes] = {}
 
     def put(name: str, files: dict[str, bytes]) -> None:
@@ -225,7 +226,7 @@ def _derived_digest(entry: catalog.Dataset, root: Path) -> str:
 def fixtures(loopback_mirror, monkeypatch) -> tuple[str, dict[str, catalog.Dataset]]:
     base, root = loopback_mirror
     entries = _serve_everything(root)
-    monkeypatch.setattr(catalog, "DATASETS", tuple(entries.values()))
+    monkeypatch.setattr(catalog, "DATASETS", Registry.of("dataset", entries.values()))
     monkeypatch.setattr(catalog, "SPACE_SPLITS", entries["space"].files[0])
     return base, entries
 
@@ -336,8 +337,8 @@ def test_help_lists_every_dataset(capsys):
         data_main(["data", "fetch", "--help"])
     assert stop.value.code == 0
     shown = capsys.readouterr().out
-    for entry in catalog.DATASETS:
-        assert f"  {entry.name} " in shown
+    for name in catalog.DATASETS:
+        assert f"  {name} " in shown
     assert data_main(["data", "fetch", "nonesuch"]) == 2
 
 
@@ -418,9 +419,8 @@ def test_converted_outputs_that_differ_from_the_pinned_ones_are_refused(
 ):
     base, entries = fixtures
     wrong = dataclasses.replace(entries["space"], outputs={"space_dev_refs.jsonl": "0" * 64})
-    monkeypatch.setattr(
-        catalog, "DATASETS", tuple(wrong if e.name == "space" else e for e in catalog.DATASETS)
-    )
+    swapped = (wrong if e.name == "space" else e for e in catalog.DATASETS.values())
+    monkeypatch.setattr(catalog, "DATASETS", Registry.of("dataset", swapped))
     with pytest.raises(FetchError, match="not the pinned 0{64}"):
         fetch_dataset("space", tmp_path, mirror=base, progress=False)
     assert not (tmp_path / "space" / "space_dev_refs.jsonl").exists()
@@ -447,7 +447,7 @@ def test_every_byte_a_fetch_reads_is_pinned():
     """Every file a dataset names has its sha256 or git object id; the files it derives (the
     ICLR 2026 notes, SPACE's gold summaries) one digest over them all; every output its sha256
     or git object id."""
-    for entry in catalog.DATASETS:
+    for entry in catalog.DATASETS.values():
         specs = [*entry.files] + ([entry.licence_file] if entry.licence_file else [])
         for spec in specs:
             assert len(spec.commit) == 40 and int(spec.commit, 16) >= 0, spec

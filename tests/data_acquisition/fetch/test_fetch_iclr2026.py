@@ -37,6 +37,7 @@ import pytest
 from conftest import put_source
 from gem_data.fetch import catalog, fetch_dataset, fetched, iclr2026
 from scorers.data.records import RecordError, load_records
+from scorers.registries import Registry
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "iclr2026_notes.json"
 NOTES = {note["id"]: note for note in json.loads(FIXTURE.read_text(encoding="utf-8"))["papers"]}
@@ -319,7 +320,7 @@ def test_fetch_downloads_the_list_and_the_papers_it_names_and_converts(
             }
         ),
     )
-    monkeypatch.setattr(catalog, "DATASETS", (entry,))
+    monkeypatch.setattr(catalog, "DATASETS", Registry.of("dataset", [entry]))
     # the fixture's list leaves rzGEfYr2ZC out, as the real one leaves out Q5Zp1KAFSi
     monkeypatch.setattr(iclr2026, "UNLISTED", ("rzGEfYr2ZC",))
     data = tmp_path / "data"
@@ -346,7 +347,7 @@ def test_fetch_downloads_the_list_and_the_papers_it_names_and_converts(
 
 def test_the_real_entry_pins_every_list_and_both_outputs():
     entry = catalog.dataset("iclr2026")
-    assert catalog.DATASETS[-1] is entry and entry.folder == "iclr2026"
+    assert list(catalog.DATASETS.values())[-1] is entry and entry.folder == "iclr2026"
     assert [spec.path for spec in entry.files] == [
         iclr2026.LIST_PATH,
         *(iclr2026.accepted_list_path(area) for area in iclr2026.AREAS),

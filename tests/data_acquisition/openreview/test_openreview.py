@@ -898,5 +898,5 @@ def test_cli_reports_errors_with_exit_status(tmp_path, capsys):
     )
     assert status == 2
     assert capsys.readouterr().err.startswith(
-        "gem-tasks data convert: unknown Hub dataset 'nope'; supported: "
+        "gem-tasks data convert: unknown Hub dataset 'nope'; known: reviewbench; "
     )
