@@ -13,7 +13,7 @@ does not have is an error naming the ones it has.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -36,10 +36,11 @@ from inspect_ai.solver import TaskState
 from gem_tasks.scoring.items import item_from_state
 from gem_tasks.scoring.metrics import at_token_limit, ci90_lower, ci90_upper
 from gem_tasks.scoring.roles import model_generator, role_generators
-from scorers.errors import EvaluationLMError
+from scorers.errors import EvaluationLMError, UnknownMetricError
 from scorers.metrics.autopre.panel import register_qualification_reader
 from scorers.plan import ScoringPlan, built_metric
-from scorers.registry import Metric, MetricSpec, list_metrics, metric_spec
+from scorers.registries import Registry
+from scorers.registry import ALL_NAMES_HINT, Metric, MetricSpec, list_metrics, metric_spec
 from scorers.registry import resolve_metric_names as parse_scorer_names
 from scorers.resources import Resources
 from scorers.types import Result
@@ -192,7 +193,7 @@ def register_scorers(
     suffix: str,
     doc: str,
     metrics: list[Any] | None = None,
-) -> dict[str, Callable[..., Scorer]]:
+) -> Registry[Callable[..., Scorer]]:
     """An Inspect scorer ``gem_tasks/<name><suffix>`` for every registered metric, each a
     factory taking ``scorer_lm``, ``scorer_lm_args``, ``cache_dir`` and the metric's options
     and calling ``build(name, ...)``; ``doc`` is formatted with the metric's spec. The scorer
@@ -221,7 +222,13 @@ def register_scorers(
         own = scorer_metrics(spec) if metrics is None else list(metrics)
         return scorer(metrics=own, name=f"{name}{suffix}")(factory)
 
-    return {spec.name: register(spec.name) for spec in list_metrics()}
+    factories: Registry[Callable[..., Scorer]] = Registry(
+        f"{suffix.strip('_')} scorer".lstrip(), error=UnknownMetricError, hint=ALL_NAMES_HINT,
+        list_known=False,
+    )  # fmt: skip
+    for spec in list_metrics():
+        factories.register(spec.name, register(spec.name), aliases=spec.aliases)
+    return factories
 
 
 SCORERS = register_scorers(
@@ -237,7 +244,7 @@ def make_scorers(
     plan: ScoringPlan,
     *,
     cache_dir: str | None,
-    factories: dict[str, Callable[..., Scorer]] | None = None,
+    factories: Mapping[str, Callable[..., Scorer]] | None = None,
 ) -> list[Scorer]:
     """The Inspect scorers of a task's ``plan``: each metric's registered factory
     (``gem_tasks/<name>``, or ``factories``' such as the paired ones) with the options the plan

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import inspect
 import textwrap
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import fields
 from pathlib import Path
 from typing import Any, TypeVar
@@ -74,7 +74,7 @@ class TaskScoring(ScoringSettings):
         return self.load(source, plan, domains=domains), plan
 
     def inspect_scorers(
-        self, plan: ScoringPlan, factories: dict[str, Callable[..., Scorer]] | None = None
+        self, plan: ScoringPlan, factories: Mapping[str, Callable[..., Scorer]] | None = None
     ) -> list[Scorer]:
         """The Inspect scorers of ``plan`` with this task's cache folder."""
         return make_scorers(plan, cache_dir=self.cache_dir, factories=factories)

@@ -92,6 +92,7 @@ def test_of_names_entries_by_their_name():
 
 
 def test_the_projects_registries_share_the_shape():
+    import gem_tasks.scoring.adapter  # noqa: F401  (registers the autopre_exam log reader)
     from gem_data.fetch import catalog
     from gem_data.openreview.hub import HUB_DATASETS
     from scorers.domains import DOMAINS, DomainError
@@ -100,8 +101,6 @@ def test_the_projects_registries_share_the_shape():
     from scorers.metrics.decision.verdicts import RULES
     from scorers.registry import METRICS, list_metrics
     from scorers.validation.perturbations import PERTURBATIONS
-
-    import gem_tasks.scoring.adapter  # noqa: F401  (registers the autopre_exam log reader)
 
     list_metrics()  # discovers the families
     for registry in (catalog.DATASETS, HUB_DATASETS, DOMAINS, _BACKENDS, _READERS, RULES,

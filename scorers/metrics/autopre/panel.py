@@ -123,7 +123,8 @@ def _qualification_table(value: Mapping[str, Any] | str | Path) -> tuple[Any, st
         path = Path(value)
         if not path.is_file():
             raise MetricError(f"qualification file {path} does not exist")
-        read = next((t for t in (reader(path) for reader in _READERS.values()) if t is not None), None)
+        tables = (reader(path) for reader in _READERS.values())
+        read = next((table for table in tables if table is not None), None)
         try:
             table = dict(read) if read is not None else json.loads(path.read_text("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
