@@ -144,6 +144,31 @@ def parse_spec(spec: str) -> tuple[str, str]:
     raise SettingError(f"unknown evaluation-LM spec {spec!r}{hint}: {_forms_sentence()}")
 
 
+IN_PROCESS = ("embedded", "hf")
+"""The backends whose model runs in this process through transformers: what a metric that needs
+a model's full logits or weights (Binoculars' observer and performer) can be given."""
+
+
+def in_process_model(spec: str, *, what: str) -> str:
+    """The model an in-process spec names, read with the registry's grammar: ``embedded`` (or
+    another whole spec of the embedded backend) -> ``"embedded"``; ``hf/<id-or-path>`` -> the id
+    or path; a spec of another registered backend (``vllm/...``) is a
+    :class:`~scorers.errors.SettingError` naming ``what``; anything else is a Hub id or a local
+    folder, as ``hf/`` would name it."""
+    spec = str(spec).strip()
+    prefix = spec.partition("/")[0]
+    if spec in {s for entry in list_backends() for s in entry.specs} or prefix in _BACKENDS:
+        name, model = parse_spec(spec)
+        if name not in IN_PROCESS:
+            forms = [f for f in spec_forms() if f.partition("/")[0] in IN_PROCESS]
+            raise SettingError(
+                f"{what}: {spec!r} is a {name} spec, and this model runs in this process: give "
+                f"{', '.join(repr(f) for f in forms)}, a Hub id or a local folder"
+            )
+        return "embedded" if name == "embedded" else model
+    return spec
+
+
 def keyword_names(function: Callable[..., Any]) -> set[str]:
     """The names ``function`` takes by keyword (not ``self``/``cls``, nor the model it is
     given): what a backend's ``options`` function lists from its constructor."""

@@ -131,9 +131,10 @@ def locate(spec: str) -> tuple[str, str]:
     ``embedded/smollm2``) -> the materialised embedded folder and its fingerprinted identity; a
     local folder -> its resolved path and ``<path>@local``; anything else is a hub id (its
     identity is completed from the loaded config's commit hash: ``""`` here)."""
-    name = spec.strip()
-    name = name[3:] if name.startswith("hf/") else name
-    if name in EMBEDDED_SPECS:
+    from scorers.lm.backends import in_process_model
+
+    name = in_process_model(spec, what="the model")
+    if name == "embedded":
         return str(materialize_embedded()), embedded_identity()
     path = Path(name).expanduser()
     if path.is_dir():

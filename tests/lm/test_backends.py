@@ -105,3 +105,20 @@ def test_the_guides_backend_loads_and_scores(monkeypatch):
     request = ScoringRequest(context_ids=tuple(ids[:2]), target_ids=tuple(ids[2:]))
     [result] = lm.target_logprobs([request])
     assert result.total < 0 and result.n_tokens == len(ids) - 2
+
+
+def test_in_process_specs_are_read_with_the_registrys_grammar():
+    from scorers.lm.backends import in_process_model
+
+    said = "the Binoculars model"
+    assert in_process_model(" embedded ", what=said) == "embedded"
+    assert in_process_model("embedded/smollm2", what=said) == "embedded"
+    assert in_process_model("hf/tiiuae/falcon-7b", what=said) == "tiiuae/falcon-7b"
+    assert in_process_model("tiiuae/falcon-7b", what=said) == "tiiuae/falcon-7b"  # a Hub id
+    assert in_process_model("/models/ckpt", what=said) == "/models/ckpt"  # a folder
+    with pytest.raises(SettingError, match=r"^the Binoculars model: 'vllm/m' is a vllm spec"):
+        in_process_model("vllm/m", what=said)
+    with pytest.raises(SettingError, match="'hf/<hub-id-or-path>'"):
+        in_process_model("vllm/m", what=said)
+    with pytest.raises(SettingError, match="unknown evaluation-LM spec 'embedded/other'"):
+        in_process_model("embedded/other", what=said)  # the backend has whole specs only

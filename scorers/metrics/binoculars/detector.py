@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from scorers.errors import EvaluationLMError, MetricError
+from scorers.lm.backends import in_process_model
 from scorers.lm.cache import ScoreCache, partition_cached
 from scorers.lm.embedded import locate
 from scorers.lm.loading import load_pretrained, resolve_device_dtype, shared
@@ -329,8 +330,8 @@ class LoadedCausalLM:
 
 
 def _spec_name(spec: str) -> str:
-    spec = spec.strip()
-    return spec[3:] if spec.startswith("hf/") else spec
+    """The model a Binoculars spec names (:func:`scorers.lm.backends.in_process_model`)."""
+    return in_process_model(spec, what="the Binoculars model")
 
 
 def load_causal_lm(

@@ -157,12 +157,13 @@ class BinocularsMetric(Metric):
     def check_settings(self) -> None:
         """The observer and performer models can be found (the embedded model, a local folder,
         or a Hub id that the local cache or the Hub has)."""
-        from scorers.lm.embedded import EMBEDDED_SPECS, EmbeddedModelMissing, embedded_gguf_path
+        from scorers.lm.backends import in_process_model
+        from scorers.lm.embedded import EmbeddedModelMissing, embedded_gguf_path
         from scorers.lm.locate import locate_model
 
         for role in ("observer", "performer"):
-            name = getattr(self.options, role).strip().removeprefix("hf/")
-            if name in EMBEDDED_SPECS:
+            name = in_process_model(getattr(self.options, role), what=f"{self.name} {role}")
+            if name == "embedded":
                 try:
                     embedded_gguf_path()
                 except EmbeddedModelMissing as exc:
