@@ -13,6 +13,7 @@ from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import Sample
+from inspect_ai.log import HeadlineMetric
 from inspect_ai.model import get_model
 from inspect_ai.scorer import SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import Generate, TaskState, solver
@@ -262,6 +263,8 @@ def autopre_exam(
             scorer_lm_args=scorer_lm_args,
             cache_dir=cache_dir,
         ),
+        # the exam's result: how many judges qualified for the panel
+        headline_metric=HeadlineMetric(metric="panel_size"),
         metadata={
             "judges": [name for name, _, _ in specs],
             "items": items,

@@ -10,6 +10,7 @@ from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset
 
 from gem_tasks.scoring.adapter import item_mean_metric
+from gem_tasks.scoring.headline import headline_of
 from gem_tasks.scoring.metrics import spearman_p, spearman_rho
 from gem_tasks.tasks import eval_card
 from gem_tasks.tasks.samples import (
@@ -150,5 +151,6 @@ def correlation(
         # the headline is the rank correlation with the grades (a corpus statistic); the mean
         # score is a diagnostic under its own name
         metrics=[spearman_rho(), spearman_p(), item_mean_metric("mean_score")],
+        headline_metric=headline_of(plan, metric="spearman_rho"),
         metadata={"grade_field": grade_field},
     )

@@ -9,6 +9,7 @@ from inspect_ai import Task, task
 from inspect_ai.model import ChatMessageUser, ModelOutput
 from inspect_ai.solver import Generate, Solver, TaskState, generate, solver
 
+from gem_tasks.scoring.headline import headline_of
 from gem_tasks.tasks import eval_card
 from gem_tasks.tasks.samples import DEMO_DATASET, paper_samples, stored_answer, task_dataset
 from gem_tasks.tasks.scoring_settings import TaskScoring, scoring_parameters
@@ -124,6 +125,7 @@ def iclr(
         dataset=task_dataset(data, samples),
         solver=solver,
         scorer=scoring.inspect_scorers(plan),
+        headline_metric=headline_of(plan),
         metadata={
             "candidate": candidate,
             "scorer_lm": scoring.scorer_lm,

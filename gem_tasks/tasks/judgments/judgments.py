@@ -23,6 +23,7 @@ from inspect_ai.dataset import MemoryDataset
 from inspect_ai.solver import generate
 
 from gem_tasks.scoring.adapter import item_mean_metric
+from gem_tasks.scoring.headline import headline_of
 from gem_tasks.scoring.metrics import (
     PREFERENCE,
     at_token_limit,
@@ -98,12 +99,15 @@ def judgment_dataset(
     return task_dataset(data, samples)
 
 
-def human_agreement(records: list[PaperRecord]) -> Any:
-    """How a candidates run measures a metric against the humans: ``preference_agreement``
-    where the ratings are pairwise preferences (LFQA-E; the Scoring Rules paper computes no ρ
-    from them), else ``rating_spearman``."""
+def human_agreement(records: list[PaperRecord]) -> tuple[Any, str]:
+    """How a candidates run measures a metric against the humans, and the key of the number
+    that heads it: ``preference_agreement`` where the ratings are pairwise preferences (LFQA-E;
+    the Scoring Rules paper computes no ρ from them), else ``rating_spearman`` headed by the
+    mean of the per-dimension ρ."""
     dimensions = {d for r in records for c in r.candidates for d in c.ratings}
-    return preference_agreement() if dimensions == {PREFERENCE} else rating_spearman()
+    if dimensions == {PREFERENCE}:
+        return preference_agreement(), "preference_agreement"
+    return rating_spearman(), "rho_mean_of_dimensions"
 
 
 def judgment_task(
@@ -124,6 +128,9 @@ def judgment_task(
         dataset, domains=frozenset({expected_domain}) if expected_domain is not None else None
     )
     domain = data.records[0].domain
+    agreement, agreement_name = (
+        human_agreement(data.records) if scored.kind == "candidates" else (None, None)
+    )
     return Task(
         version=eval_card(card_folder)["version"],
         dataset=judgment_dataset(
@@ -140,10 +147,11 @@ def judgment_task(
         # preference pairs ordered as the annotator did); the mean over every candidate is a
         # diagnostic under its own name (the leaderboard ranks the systems)
         metrics=(
-            [human_agreement(data.records), item_mean_metric("mean_score"), at_token_limit()]
-            if scored.kind == "candidates"
+            [agreement, item_mean_metric("mean_score"), at_token_limit()]
+            if agreement is not None
             else None
         ),
+        headline_metric=headline_of(plan, metric=agreement_name),
         metadata={
             "domain": domain,
             "domain_words": get_domain(domain).report,

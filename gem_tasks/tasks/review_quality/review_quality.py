@@ -10,6 +10,7 @@ from typing import Literal
 from inspect_ai import Task, task
 from inspect_ai.solver import generate
 
+from gem_tasks.scoring.headline import headline_of
 from gem_tasks.tasks import eval_card
 from gem_tasks.tasks.samples import DEMO_DATASET, paper_samples, stored_answer, task_dataset
 from gem_tasks.tasks.scoring_settings import TaskScoring, scoring_parameters
@@ -82,6 +83,7 @@ def review_quality(
         dataset=task_dataset(data, samples),
         solver=generate() if scored.generates else stored_answer(),
         scorer=scoring.inspect_scorers(plan),
+        headline_metric=headline_of(plan),
         metadata={
             "candidate": candidate,
             "prompt": prompt,

@@ -13,6 +13,7 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import GenerateConfig, ModelOutput, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+from gem_tasks.scoring.headline import headline_of
 from gem_tasks.scoring.items import CANDIDATE_MODE, PERTURBATION_FAILED
 from gem_tasks.scoring.metrics import (
     at_token_limit,
@@ -374,6 +375,7 @@ def robustness(
         solver=perturb_review(perturbation),
         scorer=made,
         metrics=paired_metrics(expected=spec.expected, alpha=alpha),
+        headline_metric=headline_of(plan, metric="smd", suffix="_paired"),
         metadata={
             "perturbation": perturbation,
             "perturbation_version": spec.version,
