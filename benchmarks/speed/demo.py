@@ -137,11 +137,17 @@ def check_means(means: dict[str, float], recorded: dict[str, float]) -> None:
 
 def phase_table(run: dict[str, Any], phases: dict[str, Any]) -> dict[str, Any]:
     """Seconds by phase of one profiled run: before Inspect's timer (interpreter start, imports,
-    task set-up), inside it (the timed phases and what the timers did not cover), after it."""
+    task set-up, of which the timed phases that ran then), inside it (the timed phases' seconds
+    that fell inside it, and what they do not cover), after it."""
+    from benchmarks.speed.demo_phases import _union, within
+
     started = datetime.datetime.fromisoformat(run["inspect_started"]).timestamp()
     inside = run["inspect_seconds"]
-    busy = phases["busy_union"]
-    seconds = {k: round(v, 2) for k, v in sorted(phases["seconds"].items())}
+    ended = started + inside
+    spans = phases["spans"]
+    before = {k: round(within(v, phases["imported"], started), 2) for k, v in sorted(spans.items())}
+    during = {k: round(within(v, started, ended), 2) for k, v in sorted(spans.items())}
+    busy = _union([tuple(i) for i in phases["busy_intervals"]], started, ended)
     return {
         "whole command": run["seconds"],
         "interpreter start to the profiler's first line": round(
@@ -150,16 +156,16 @@ def phase_table(run: dict[str, Any], phases: dict[str, Any]) -> dict[str, Any]:
         "imports (inspect_ai, gem_tasks and what they import)": round(
             phases["imported"] - phases["started"], 2
         ),
-        "Inspect's start to its timer (task, dataset, plan)": round(
+        "Inspect's start to its timer (task, dataset, plan, model)": round(
             started - phases["imported"], 2
         ),
+        "before the timer": {k: v for k, v in before.items() if v},
         "Inspect's timer": inside,
-        "inside the timer": seconds,
-        "inside the timer, not in the model or its loading (Inspect, the scorers' Python, "
-        "waits)": round(inside - busy, 2),
-        "after the timer (log written, exit)": round(
-            run["launched"] + run["seconds"] - (started + inside), 2
+        "inside the timer": {k: v for k, v in during.items() if v},
+        "inside the timer, not in the model (Inspect, the scorers' Python, waits)": round(
+            inside - busy, 2
         ),
+        "after the timer (log written, exit)": round(run["launched"] + run["seconds"] - ended, 2),
         "counts": {k: round(v, 1) for k, v in sorted(phases["counts"].items())},
     }
 
@@ -177,12 +183,15 @@ def profile_markdown(table: dict[str, Any], run: dict[str, Any], record: dict[st
         "| --- | --- |",
     ]
     for name, value in table.items():
-        if name in ("inside the timer", "counts"):
+        if name in ("before the timer", "inside the timer", "counts"):
             continue
         lines.append(f"| {name} | {value} |")
-        if name == "Inspect's timer":
-            for phase, seconds in table["inside the timer"].items():
-                lines.append(f"| &nbsp;&nbsp;{phase} | {seconds} |")
+        nested = {
+            "Inspect's start to its timer (task, dataset, plan, model)": "before the timer",
+            "Inspect's timer": "inside the timer",
+        }.get(name)
+        for phase, seconds in table.get(nested, {}).items() if nested else ():
+            lines.append(f"| &nbsp;&nbsp;{phase} | {seconds} |")
     lines += ["", "Means: " + ", ".join(f"{k} {v:.3f}" for k, v in run["means"].items()), ""]
     return "\n".join(lines)
 

@@ -40,14 +40,26 @@ class Phases:
         self.lock = threading.Lock()
         self.seconds: dict[str, float] = defaultdict(float)
         self.counts: dict[str, float] = defaultdict(float)
+        # phase -> (start, end, share): the wall-clock interval a share of which was the phase's
+        self.spans: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
+        self.depth = threading.local()
         self.busy: list[tuple[float, float]] = []  # backend or loading, wall-clock intervals
         self.owners: dict[Any, str] = {}  # an item (request, conversation key) -> its caller
         self.prefill = threading.local()
 
-    def add(self, phase: str, seconds: float, count: float = 0.0) -> None:
+    def add(
+        self,
+        phase: str,
+        seconds: float,
+        count: float = 0.0,
+        span: tuple[float, float] | None = None,
+    ) -> None:
+        """``seconds`` more of ``phase`` (``count`` more of its units), spent over ``span``."""
         with self.lock:
             self.seconds[phase] += seconds
             self.counts[phase] += count
+            if span is not None and span[1] > span[0]:
+                self.spans[phase].append((span[0], span[1], seconds / (span[1] - span[0])))
 
     def interval(self, start: float, end: float) -> None:
         with self.lock:
@@ -63,13 +75,17 @@ def _timed(phase: str):
     def wrap(function):
         @functools.wraps(function)
         def timed(*args, **kwargs):
+            depth = getattr(PHASES.depth, "value", 0)
+            PHASES.depth.value = depth + 1
             start = time.time()
             try:
                 return function(*args, **kwargs)
             finally:
                 end = time.time()
-                PHASES.add(phase, end - start, 1)
-                PHASES.interval(start, end)
+                PHASES.depth.value = depth
+                if depth == 0:  # a load inside another (the de-quantisation's) is the outer one's
+                    PHASES.add(phase, end - start, 1, (start, end))
+                    PHASES.interval(start, end)
 
         return timed
 
@@ -99,11 +115,14 @@ def _split(function, kind: str, weight):
             whole = sum(weights.values()) or 1.0
             for owner, share in weights.items():
                 fraction = share / whole
+                span = (start, end)
                 if kind == "generate":
-                    PHASES.add(f"{owner}: generation prefill", prefill * fraction)
-                    PHASES.add(f"{owner}: generation decoding", (total - prefill) * fraction)
+                    PHASES.add(f"{owner}: generation prefill", prefill * fraction, 0, span)
+                    PHASES.add(
+                        f"{owner}: generation decoding", (total - prefill) * fraction, 0, span
+                    )
                 else:
-                    PHASES.add(f"{owner}: scoring forwards", total * fraction, share)
+                    PHASES.add(f"{owner}: scoring forwards", total * fraction, share, span)
 
     return split
 
@@ -143,7 +162,8 @@ def _gather_timer(function):
         try:
             return function(self, *args, **kwargs)
         finally:
-            PHASES.add("batching: leader waiting for more callers", time.time() - start, 1)
+            end = time.time()
+            PHASES.add("batching: leader waiting for more callers", end - start, 1, (start, end))
 
     return timed
 
@@ -183,6 +203,11 @@ def install() -> None:
     Metric.ascore = attributed
 
 
+def within(spans: list[tuple[float, float, float]], low: float, high: float) -> float:
+    """The seconds of a phase's ``spans`` (start, end, share) that fall in [low, high]."""
+    return sum(max(0.0, min(end, high) - max(start, low)) * share for start, end, share in spans)
+
+
 def _union(intervals: list[tuple[float, float]], low: float, high: float) -> float:
     """Seconds of [low, high] covered by ``intervals``."""
     covered, reach = 0.0, low
@@ -220,6 +245,7 @@ def main() -> None:
             "status": status,
             "seconds": dict(PHASES.seconds),
             "counts": dict(PHASES.counts),
+            "spans": {phase: list(spans) for phase, spans in PHASES.spans.items()},
             "busy_intervals": busy,
             "busy_union": _union(busy, imported, ended),
         }

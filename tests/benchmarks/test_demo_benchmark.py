@@ -33,26 +33,40 @@ def test_union_counts_overlaps_once_inside_the_window():
 def test_the_phase_table_from_hand_timestamps():
     demo = load_benchmark("speed.demo")
     start = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+    t0 = start.timestamp()
     run = {
-        "launched": start.timestamp(),
+        "launched": t0,
         "seconds": 100.0,
         "inspect_started": (start + datetime.timedelta(seconds=15)).isoformat(),
         "inspect_seconds": 80.0,
     }
     phases = {
-        "started": start.timestamp() + 1.0,
-        "imported": start.timestamp() + 9.0,
-        "busy_union": 70.0,
-        "seconds": {"review (model under test): generation decoding": 30.0},
-        "counts": {"review (model under test): generation decoding": 0.0},
+        "started": t0 + 1.0,
+        "imported": t0 + 9.0,
+        # a model load from 10 to 20 s: 5 s before the timer (which starts at 15), 5 inside;
+        # decoding 40-60 s, half of it this caller's (share 0.5)
+        "busy_intervals": [(t0 + 10, t0 + 20), (t0 + 40, t0 + 60)],
+        "spans": {
+            "model load": [(t0 + 10, t0 + 20, 1.0)],
+            "review: generation decoding": [(t0 + 40, t0 + 60, 0.5)],
+        },
+        "counts": {},
     }
     table = demo.phase_table(run, phases)
     assert table["interpreter start to the profiler's first line"] == 1.0
     assert table["imports (inspect_ai, gem_tasks and what they import)"] == 8.0
-    assert table["Inspect's start to its timer (task, dataset, plan)"] == 6.0
+    assert table["Inspect's start to its timer (task, dataset, plan, model)"] == 6.0
+    assert table["before the timer"] == {"model load": 5.0}
+    assert table["inside the timer"] == {"model load": 5.0, "review: generation decoding": 10.0}
     assert table["after the timer (log written, exit)"] == 5.0  # 100 - (15 + 80)
-    key = "inside the timer, not in the model or its loading (Inspect, the scorers' Python, waits)"
-    assert table[key] == 10.0
+    key = "inside the timer, not in the model (Inspect, the scorers' Python, waits)"
+    assert table[key] == 80.0 - 5.0 - 20.0
+    text = demo.profile_markdown(
+        table,
+        {"means": {"gem": -1.0}},
+        {"warm_models": False, "commit": "abc", "cpu": "x", "cpus": 2},
+    )
+    assert "| &nbsp;&nbsp;model load | 5.0 |" in text and "gem -1.000" in text
 
 
 def test_a_backend_call_is_split_among_its_callers(monkeypatch):
@@ -72,3 +86,7 @@ def test_a_backend_call_is_split_among_its_callers(monkeypatch):
     assert record.seconds["gem: scoring forwards"] == pytest.approx(1.0)  # 4 of 16 tokens
     assert record.seconds["gem_s: scoring forwards"] == pytest.approx(3.0)
     assert record.busy == [(100.0, 104.0)]
+    assert record.spans["gem: scoring forwards"] == [(100.0, 104.0, 0.25)]
+    assert phases.within(record.spans["gem_s: scoring forwards"], 102.0, 110.0) == pytest.approx(
+        1.5
+    )
