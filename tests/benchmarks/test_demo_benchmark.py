@@ -90,3 +90,15 @@ def test_a_backend_call_is_split_among_its_callers(monkeypatch):
     assert phases.within(record.spans["gem_s: scoring forwards"], 102.0, 110.0) == pytest.approx(
         1.5
     )
+
+
+def test_sample_differences_name_what_moved_and_by_how_much():
+    demo = load_benchmark("speed.demo")
+    first = {"p1": {"gem": 1.0, "bleu": 0.5}, "p2": {"gem": 2.0}}
+    other = {"p1": {"gem": 1.25, "bleu": 0.5}, "p3": {"gem": 2.0}}
+    assert demo.sample_differences(first, first) == {}
+    assert demo.sample_differences(first, other) == {
+        "p1 gem": 0.25,
+        "p2 gem": float("inf"),  # p2 is missing from the other run
+        "p3 gem": float("inf"),
+    }
