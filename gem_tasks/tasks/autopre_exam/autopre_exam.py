@@ -263,8 +263,7 @@ def autopre_exam(
             scorer_lm_args=scorer_lm_args,
             cache_dir=cache_dir,
         ),
-        # the exam's result: how many judges qualified for the panel
-        headline_metric=HeadlineMetric(metric="panel_size"),
+        headline_metric=HeadlineMetric(metric="panel_size"),  # how many judges qualified
         metadata={
             "judges": [name for name, _, _ in specs],
             "items": items,
