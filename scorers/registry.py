@@ -266,19 +266,17 @@ def register_metric(spec: MetricSpec) -> MetricSpec:
     """Add ``spec`` to the registry (a family's ``__init__`` calls this once per metric).
     A name or alias registered twice is an error."""
     with _lock:
-        for name in (spec.name, *spec.aliases):
-            if name in METRICS:
-                raise MetricError(f"metric name {name!r} is registered twice")
         numbers: dict[str, object] = dict(spec.corpus)
         if spec.headline is not None:
             numbers[spec.headline.name] = spec.headline
         for key, function in numbers.items():
-            if _CORPUS.setdefault(key, function) is not function:
+            if _CORPUS.get(key, function) is not function:
                 raise MetricError(
                     f"metric {spec.name!r}: corpus number {key!r} is another family's name for a "
                     "different function"
                 )
-        METRICS.register(spec.name, spec, aliases=spec.aliases)
+        METRICS.register(spec.name, spec, aliases=spec.aliases)  # a name twice: MetricError
+        _CORPUS.update(numbers)
     return spec
 
 

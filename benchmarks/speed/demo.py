@@ -72,12 +72,18 @@ def _inspect_seconds(log: Any) -> float:
 
 
 def run_once(
-    tree: Path, workdir: Path, *, warm_models: bool, phases: Path | None = None
+    tree: Path,
+    workdir: Path,
+    *,
+    warm_models: bool,
+    phases: Path | None = None,
+    command: list[str] | None = None,
 ) -> dict[str, Any]:
     """The command in ``tree`` (this checkout as installed, another through ``PYTHONPATH``),
-    in ``workdir`` with a fresh score cache there; with ``phases``, through the phase timers.
-    Returns the whole command's seconds, Inspect's timer, the means and every sample's scores;
-    a failed run raises with the end of its output."""
+    in ``workdir`` with a fresh score cache there; with ``phases``, through the phase timers;
+    ``command`` (the program and its arguments, before ``--log-dir``) replaces the README's.
+    Returns the whole command's seconds, Inspect's timer, the means, every sample's scores and
+    the model's output tokens; a failed run raises with the end of its output."""
     cache = workdir / "cache"
     cache.mkdir(parents=True)
     if warm_models:
@@ -86,13 +92,19 @@ def run_once(
     if tree.resolve() != REPO.resolve():
         env["PYTHONPATH"] = str(tree)
     logs = workdir / "logs"
-    arguments = [*ARGUMENTS, "--log-dir", str(logs)]
-    if phases is None:
-        command = [str(Path(sys.executable).with_name("inspect")), *arguments]
+    if command is not None:
+        command = [*command, "--log-dir", str(logs)]
+    elif phases is None:
+        command = [
+            str(Path(sys.executable).with_name("inspect")),
+            *ARGUMENTS,
+            "--log-dir",
+            str(logs),
+        ]
     else:
         # by its path, so that nothing but the tree's own packages is put on sys.path
         hook = Path(__file__).with_name("demo_phases.py")
-        command = [sys.executable, str(hook), str(phases), *arguments]
+        command = [sys.executable, str(hook), str(phases), *ARGUMENTS, "--log-dir", str(logs)]
     output = workdir / "output.txt"
     launched = time.time()
     with output.open("w") as sink:
@@ -113,13 +125,26 @@ def run_once(
         str(sample.id): {name: score.value for name, score in (sample.scores or {}).items()}
         for sample in log.samples
     }
+    usage = log.stats.model_usage.get("smollm2/embedded")
     return {
         "launched": launched,
         "seconds": round(seconds, 2),
+        "output_tokens": usage.output_tokens if usage else None,
         "inspect_seconds": round(_inspect_seconds(log), 2),
         "inspect_started": log.stats.started_at,
         "means": means,
         "sample_scores": samples,
+    }
+
+
+def provenance_record(provenance: Run) -> dict[str, Any]:
+    """What every result of this script says of its run: the command, commit and CPU."""
+    machine = provenance.record["machine"]
+    return {
+        "command": COMMAND,
+        "commit": provenance.record["commit"],
+        "cpu": machine.get("cpu"),
+        "cpus": machine.get("cpus"),
     }
 
 
@@ -206,14 +231,7 @@ def profile(args: argparse.Namespace) -> None:
         phases = json.loads(phases_path.read_text())
     check_means(run["means"], recorded_means())
     table = phase_table(run, phases)
-    machine = provenance.record["machine"]
-    record = {
-        "command": COMMAND,
-        "warm_models": args.warm_models,
-        "commit": provenance.record["commit"],
-        "cpu": machine.get("cpu"),
-        "cpus": machine.get("cpus"),
-    }
+    record = {**provenance_record(provenance), "warm_models": args.warm_models}
     result = {**record, "phases": table, "means": run["means"], "raw": phases}
     (args.out / "profile.json").write_text(json.dumps(result, indent=1) + "\n")
     (args.out / "profile.md").write_text(profile_markdown(table, run, record))
@@ -271,13 +289,9 @@ def compare(args: argparse.Namespace) -> None:
         }
 
     base, ours = medians("baseline"), medians("tree")
-    machine = provenance.record["machine"]
     result = {
-        "command": COMMAND,
+        **provenance_record(provenance),
         "baseline_ref": args.baseline_ref,
-        "commit": provenance.record["commit"],
-        "cpu": machine.get("cpu"),
-        "cpus": machine.get("cpus"),
         "rounds": args.rounds,
         "baseline": {**base, "runs": [_times(r) for r in runs["baseline"]]},
         "tree": {**ours, "runs": [_times(r) for r in runs["tree"]]},

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import os
 import platform
 import shutil
 import subprocess
@@ -46,7 +45,6 @@ from scorers.data.records import load_records
 from scorers.lm import load_evaluation_lm
 from scorers.lm.base import GenerationSettings
 from scorers.lm.chat import generation_prompts
-from scorers.lm.embedded import share_machine_models
 from scorers.text.judgments import PREPROCESS_SETTINGS, preprocess_messages
 
 HERE = Path(__file__).resolve().parent
@@ -185,51 +183,20 @@ def run_batches(batch_sizes: dict[str, list[int]], *, engine: Any = None) -> lis
 
 
 def run_demo(tree: Path, workdir: Path) -> dict[str, Any]:
-    """The README's demo command in ``tree`` with a fresh score cache (model folder warm). This
-    tree runs as installed; another tree (a worktree of the baseline) is put first on
-    ``PYTHONPATH``. (Putting this checkout there too would make Python see two ``gem-tasks``
-    distributions, its ``*.egg-info`` and the installed one, and Inspect would then register
-    the tasks without their ``gem_tasks/`` prefix: "No inspect tasks were found".) A failed
-    run raises with the end of its output."""
-    cache = workdir / "cache"
-    cache.mkdir(parents=True)
-    share_machine_models(cache)
-    env = dict(os.environ, GEM_TASKS_CACHE_DIR=str(cache))
-    if tree.resolve() != REPO.resolve():
-        env["PYTHONPATH"] = str(tree)
-    logs = workdir / "logs"
-    output = workdir / "demo_output.txt"
-    start = time.perf_counter()
-    with output.open("w") as sink:
-        status = subprocess.run(
-            [*DEMO_COMMAND, "--log-dir", str(logs)],
-            cwd=workdir,
-            env=env,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-        ).returncode
-    seconds = time.perf_counter() - start
-    if status != 0:
-        raise RuntimeError(
-            f"the demo in {tree} failed (exit {status}); its output ends:\n"
-            + output.read_text()[-3000:]
-        )
-    from inspect_ai.log import read_eval_log
+    """The README's demo command in ``tree`` with a fresh score cache (model folder warm), run
+    by :func:`benchmarks.speed.demo.run_once`: this tree as installed, another (a worktree of
+    the baseline) first on ``PYTHONPATH``. (Putting this checkout there too would make Python
+    see two ``gem-tasks`` distributions, its ``*.egg-info`` and the installed one, and Inspect
+    would then register the tasks without their ``gem_tasks/`` prefix: "No inspect tasks were
+    found".) A failed run raises with the end of its output."""
+    from benchmarks.speed.demo import run_once
 
-    log = read_eval_log(str(next(logs.glob("*.eval"))))
-    scores = {
-        s.name: round(s.metrics["mean"].value, 4) for s in log.results.scores if "mean" in s.metrics
-    }
-    samples = {
-        sample.id: {name: score.value for name, score in (sample.scores or {}).items()}
-        for sample in log.samples
-    }
-    usage = log.stats.model_usage.get("smollm2/embedded")
+    run = run_once(tree, workdir, warm_models=True, command=DEMO_COMMAND)
     return {
-        "seconds": round(seconds, 1),
-        "output_tokens": usage.output_tokens if usage else None,
-        "scores": scores,
-        "sample_scores": samples,
+        "seconds": round(run["seconds"], 1),
+        "output_tokens": run["output_tokens"],
+        "scores": {name: round(value, 4) for name, value in run["means"].items()},
+        "sample_scores": run["sample_scores"],
     }
 
 

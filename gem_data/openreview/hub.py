@@ -155,7 +155,7 @@ REVIEWBENCH = HubDataset(
 )
 
 HUB_DATASETS: Registry[HubDataset] = Registry(
-    "Hub dataset", hint="each is also known by its Hub id (reviewbench: Samarth0710/reviewbench)"
+    "Hub dataset", hint=f"each is also known by its Hub id (reviewbench: {REVIEWBENCH.repo_id})"
 )
 """The supported Hub datasets by short name, each with its Hub id as an alias."""
 HUB_DATASETS.register("reviewbench", REVIEWBENCH, aliases=(REVIEWBENCH.repo_id,))
